@@ -1,0 +1,1 @@
+"""pykka actors, one concern each: commands in, events out."""

@@ -1,0 +1,254 @@
+"""The event vocabulary: past-tense facts about one element each, and the envelope around them.
+
+Tags are explicit and equal to the class name; they are part of the storage format and never
+change. Evolution is additive only: a new field always has a default (see ARCHITECTURE §2).
+Storage metadata (position, origin, clock, transaction, cause) lives in the envelope, never in
+an event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+# Observation contents and relation properties are arbitrary JSON values at the edges; inside
+# events they are kept as plain msgpack-able values.
+JsonValue = Any
+
+
+class Event(
+    msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True, tag_field="type"
+):
+    """Base of every event; never stored on its own."""
+
+
+# --- entities -------------------------------------------------------------------------------
+
+
+class EntityCreated(Event, tag="EntityCreated"):
+    """An entity came into existence (or was re-created, starting fresh)."""
+
+    name: str
+    entity_type: str
+
+
+class EntityUpdated(Event, tag="EntityUpdated"):
+    """An entity's attributes were set; fields left at None are unchanged."""
+
+    name: str
+    entity_type: str | None = None
+
+
+class EntityDeleted(Event, tag="EntityDeleted"):
+    """An entity was deleted, hiding everything written to it before."""
+
+    name: str
+
+
+# --- observations ---------------------------------------------------------------------------
+
+
+class ObservationAdded(Event, tag="ObservationAdded"):
+    """One occurrence of an observation content was added to an entity."""
+
+    entity: str
+    content: str
+
+
+class ObservationDeleted(Event, tag="ObservationDeleted"):
+    """Every earlier occurrence of a content on an entity was deleted."""
+
+    entity: str
+    content: str
+
+
+# --- relations ------------------------------------------------------------------------------
+
+
+class RelationCreated(Event, tag="RelationCreated"):
+    """A directed, typed relation was created between two entities."""
+
+    from_entity: str
+    to_entity: str
+    relation_type: str
+    weight: float = 1.0
+    properties: dict[str, JsonValue] = {}
+    # Temporal validity in wall milliseconds since the epoch (None: open-ended).
+    valid_at: int | None = None
+    invalid_at: int | None = None
+    # Provenance: where the fact came from (seed 002 naming).
+    source_session: str | None = None
+    source_transcript: str | None = None
+    source_type: str | None = None
+
+
+class RelationUpdated(Event, tag="RelationUpdated"):
+    """A relation's attributes were set; fields left at None are unchanged."""
+
+    from_entity: str
+    to_entity: str
+    relation_type: str
+    weight: float | None = None
+    properties: dict[str, JsonValue] | None = None
+    valid_at: int | None = None
+    invalid_at: int | None = None
+    source_session: str | None = None
+    source_transcript: str | None = None
+    source_type: str | None = None
+
+
+class RelationDeleted(Event, tag="RelationDeleted"):
+    """A relation was deleted."""
+
+    from_entity: str
+    to_entity: str
+    relation_type: str
+
+
+# --- schemas --------------------------------------------------------------------------------
+
+
+class SchemaRegistered(Event, tag="SchemaRegistered"):
+    """An entity-type schema came into force (new, or its file's content changed)."""
+
+    type_name: str
+    schema_json: str
+    digest: str
+    source: str = ""
+
+
+class SchemaRetired(Event, tag="SchemaRetired"):
+    """An entity-type schema went out of force."""
+
+    type_name: str
+
+
+# --- markers for composite operations (history and undo read them; the graph fold does not) --
+
+
+class EntitiesMerged(Event, tag="EntitiesMerged"):
+    """Entities were merged into a target; records what moved so it can be shown or undone."""
+
+    sources: list[str]
+    target: str
+    moved_observations: list[str] = []
+    moved_relations: list[tuple[str, str, str]] = []
+
+
+class EntitySplit(Event, tag="EntitySplit"):
+    """A merge was undone or an entity was split into others."""
+
+    source: str
+    targets: list[str]
+
+
+class EntityRenamed(Event, tag="EntityRenamed"):
+    """An entity was renamed (written beside the tombstones and creations that do it)."""
+
+    old_name: str
+    new_name: str
+
+
+class DecayApplied(Event, tag="DecayApplied"):
+    """Confidence decay was evaluated at a point in time."""
+
+    at: int
+    rate: float
+    affected: int = 0
+
+
+class AuditRecorded(Event, tag="AuditRecorded"):
+    """A free-form audit note about a command (who asked for what, and why)."""
+
+    action: str
+    detail: dict[str, JsonValue] = {}
+
+
+AnyEvent = (
+    EntityCreated
+    | EntityUpdated
+    | EntityDeleted
+    | ObservationAdded
+    | ObservationDeleted
+    | RelationCreated
+    | RelationUpdated
+    | RelationDeleted
+    | SchemaRegistered
+    | SchemaRetired
+    | EntitiesMerged
+    | EntitySplit
+    | EntityRenamed
+    | DecayApplied
+    | AuditRecorded
+)
+
+EVENT_TYPES: tuple[type[Event], ...] = AnyEvent.__args__  # type: ignore[attr-defined]
+
+
+# --- the envelope ---------------------------------------------------------------------------
+
+
+class Cause(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
+    """Provenance of a command: which tool asked for it, from which client and session."""
+
+    tool: str
+    client: str | None = None
+    session: str | None = None
+
+
+# Short wire names: the envelope repeats on every stored event, so its keys are kept small.
+_ENVELOPE_WIRE_NAMES = {
+    "position": "p",
+    "origin": "o",
+    "origin_seq": "s",
+    "hlc": "h",
+    "tx": "x",
+    "event": "e",
+    "cause": "c",
+}
+
+
+class Envelope(
+    msgspec.Struct,
+    frozen=True,
+    kw_only=True,
+    gc=False,
+    omit_defaults=True,
+    rename=_ENVELOPE_WIRE_NAMES,
+):
+    """An event as stored: the fact plus where it sits in the log and who wrote it when.
+
+    `position` orders this log; `(hlc, origin, origin_seq)` is the stamp every node agrees on,
+    used by the fold for last-writer-wins. `tx` is the origin_seq of the first event appended
+    by the same command, so `(origin, tx)` names the transaction everywhere.
+    """
+
+    position: int
+    origin: str
+    origin_seq: int
+    hlc: int
+    tx: int
+    event: AnyEvent
+    cause: Cause | None = None
+
+    @property
+    def stamp(self) -> Stamp:
+        return (self.hlc, self.origin, self.origin_seq)
+
+
+Stamp = tuple[int, str, int]
+"""Total order of events across nodes: hybrid clock, then origin, then the origin's sequence."""
+
+ZERO_STAMP: Stamp = (0, "", 0)
+
+_ENCODER = msgspec.msgpack.Encoder()
+_ENVELOPE_DECODER = msgspec.msgpack.Decoder(Envelope)
+
+
+def encode_envelope(envelope: Envelope) -> bytes:
+    return _ENCODER.encode(envelope)
+
+
+def decode_envelope(data: bytes) -> Envelope:
+    return _ENVELOPE_DECODER.decode(data)

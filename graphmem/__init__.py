@@ -1,0 +1,1 @@
+"""graphmem: an event-sourced knowledge-graph memory served over MCP."""

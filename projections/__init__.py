@@ -1,0 +1,1 @@
+"""Read models folded from the event log: pure and deterministic."""
