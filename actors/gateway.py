@@ -1,0 +1,75 @@
+"""GraphGateway: how the edge (asyncio) and plain threads talk to the graph writer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pykka
+
+from actors.bridge import AsyncReply, BlockingReply
+from actors.commands import Command, CommandResult
+from actors.graph_writer import Ask, Execute, GraphWriterActor, Subscriber, Subscribers
+from actors.supervisor import SupervisorActor
+from eventstore.events import Cause
+from projections.graph import GraphProjection
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 60.0
+
+
+class GraphGateway:
+    """Sends commands and queries to the current graph writer, wherever it was restarted.
+
+    The writer's ref is looked up again once it is no longer alive, so a restart by the
+    supervisor is invisible to callers (beyond the requests that were in flight, which fail).
+    """
+
+    def __init__(
+        self,
+        supervisor: pykka.ActorRef[SupervisorActor],
+        subscribers: Subscribers,
+        child_name: str = "graph_writer",
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self._supervisor = supervisor
+        self._subscribers = subscribers
+        self._child_name = child_name
+        self._ref: pykka.ActorRef[GraphWriterActor] | None = None
+        self.timeout = timeout
+
+    def _writer(self) -> pykka.ActorRef[GraphWriterActor]:
+        ref = self._ref
+        if ref is None or not ref.is_alive():
+            ref = self._supervisor.proxy().child(self._child_name).get(timeout=self.timeout)
+            self._ref = ref
+        return ref
+
+    async def execute(self, command: Command, cause: Cause | None = None) -> CommandResult:
+        reply: AsyncReply[CommandResult] = AsyncReply()
+        self._writer().tell(Execute(command, cause, reply))
+        return await reply.wait(self.timeout)
+
+    async def query(self, query: Callable[[GraphProjection], T]) -> T:
+        reply: AsyncReply[Any] = AsyncReply()
+        self._writer().tell(Ask(query, reply))
+        result: T = await reply.wait(self.timeout)
+        return result
+
+    def execute_blocking(self, command: Command, cause: Cause | None = None) -> CommandResult:
+        reply: BlockingReply[CommandResult] = BlockingReply()
+        self._writer().tell(Execute(command, cause, reply))
+        return reply.wait(self.timeout)
+
+    def query_blocking(self, query: Callable[[GraphProjection], T]) -> T:
+        reply: BlockingReply[Any] = BlockingReply()
+        self._writer().tell(Ask(query, reply))
+        result: T = reply.wait(self.timeout)
+        return result
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.add(subscriber)
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.remove(subscriber)

@@ -1,0 +1,229 @@
+"""GraphWriterActor: the one appender of a process — decides, group-commits, applies, publishes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pykka
+import structlog
+
+from actors.bridge import Reply
+from actors.commands import Command, CommandResult
+from actors.decide import decide
+from actors.errors import CommandRejectedError
+from actors.supervisor import SupervisorHandle
+from eventstore.events import Cause, Envelope
+from eventstore.log import EventLog, LogTransaction
+from projections.graph import GraphProjection
+
+log = structlog.get_logger(__name__)
+
+Query = Callable[[GraphProjection], Any]
+
+
+@dataclass(frozen=True)
+class Published:
+    """Committed envelopes handed to subscribers; `local` is False for other processes' writes."""
+
+    envelopes: Sequence[Envelope]
+    local: bool
+
+
+Subscriber = Callable[[Published], None]
+
+
+class Subscribers:
+    """The subscriber list, shared with every incarnation of the writer so restarts keep it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: tuple[Subscriber, ...] = ()
+
+    def add(self, subscriber: Subscriber) -> None:
+        with self._lock:
+            self._items = (*self._items, subscriber)
+
+    def remove(self, subscriber: Subscriber) -> None:
+        with self._lock:
+            self._items = tuple(s for s in self._items if s is not subscriber)
+
+    def publish(self, envelopes: Sequence[Envelope], *, local: bool) -> None:
+        if not envelopes:
+            return
+        published = Published(envelopes, local)
+        for subscriber in self._items:
+            try:
+                subscriber(published)
+            except Exception:  # a failing subscriber never affects the write
+                log.exception("subscriber_failed", subscriber=repr(subscriber))
+
+
+@dataclass(frozen=True)
+class Execute:
+    command: Command
+    cause: Cause | None
+    reply: Reply[CommandResult]
+
+
+@dataclass(frozen=True)
+class Ask:
+    query: Query
+    reply: Reply[Any]
+
+
+class GraphWriterActor(pykka.ThreadingActor):
+    """Owns the graph read model and is the only writer of the log in its process.
+
+    Commands queue up while a commit is in progress; when the inbox runs dry (or the batch is
+    full) every queued command is decided and appended in ONE log transaction (group commit),
+    and all their callers are answered after it commits. Inside that transaction the actor
+    first folds whatever other processes appended since it last looked, so every decision is
+    made against the latest state of the shared log (serializable across processes).
+    """
+
+    max_batch = 256
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        subscribers: Subscribers | None = None,
+        supervision: SupervisorHandle | None = None,
+    ) -> None:
+        super().__init__()
+        self._log = event_log
+        self._subscribers = subscribers or Subscribers()
+        self._supervision = supervision
+        self._graph = GraphProjection()
+        # True while the read model may hold events of a transaction that did not commit.
+        self._dirty = False
+        self._pending: list[Execute] = []
+
+    # --- pykka hooks ----------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        started = time.perf_counter()
+        self._catch_up()
+        log.info(
+            "graph_loaded",
+            position=self._graph.position,
+            entities=self._graph.entity_count(),
+            seconds=round(time.perf_counter() - started, 3),
+        )
+
+    def on_receive(self, message: Any) -> Any:
+        try:
+            self._handle(message)
+        except Exception as error:  # a bug: fail what is waiting, then let the supervisor restart
+            self._fail_pending(error)
+            raise
+        return None
+
+    def on_stop(self) -> None:
+        self._flush()
+        self._drain_inbox()
+
+    def on_failure(self, *exc_info: Any) -> None:
+        self._fail_pending(exc_info[1] or RuntimeError("graph writer failed"))
+        self._drain_inbox()
+        if self._supervision is not None:
+            self._supervision.report_failure(exc_info[1])
+
+    # --- messages -------------------------------------------------------------------------
+
+    def _handle(self, message: Any) -> None:
+        match message:
+            case Execute():
+                self._pending.append(message)
+                if len(self._pending) >= self.max_batch or self.actor_inbox.empty():
+                    self._flush()
+            case Ask(query=query, reply=reply):
+                self._flush()  # read your own writes
+                self._catch_up()
+                try:
+                    reply.ok(query(self._graph))
+                except Exception as error:
+                    reply.fail(error)
+            case _:
+                super().on_receive(message)
+
+    # --- the write path -------------------------------------------------------------------
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, []
+        try:
+            caught_up, outcomes = self._log.transact(lambda txn: self._decide_batch(txn, batch))
+        except Exception as error:
+            log.exception("log_commit_failed", commands=len(batch))
+            for item in batch:
+                item.reply.fail(error)
+            return
+        self._dirty = False
+        self._publish(caught_up, local=False)
+        appended: list[Envelope] = []
+        for item, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                item.reply.fail(outcome)
+            else:
+                result, envelopes = outcome
+                appended.extend(envelopes)
+                item.reply.ok(result)
+        self._publish(appended, local=True)
+        log.debug("events_appended", commands=len(batch), events=len(appended))
+
+    def _decide_batch(
+        self, txn: LogTransaction, batch: list[Execute]
+    ) -> tuple[list[Envelope], list[tuple[CommandResult, list[Envelope]] | BaseException]]:
+        if txn.attempt > 0 or self._dirty:
+            self._graph = GraphProjection()
+        caught_up = list(txn.read_from(self._graph.position + 1))
+        self._graph.apply_all(caught_up)
+        self._dirty = True
+        outcomes: list[tuple[CommandResult, list[Envelope]] | BaseException] = []
+        for item in batch:
+            try:
+                decision = decide(self._graph, item.command)
+            except CommandRejectedError as rejection:
+                outcomes.append(rejection)
+                continue
+            except Exception as error:  # decide is pure: a bug there fails this command only
+                log.exception("decide_failed", command=type(item.command).__name__)
+                outcomes.append(error)
+                continue
+            envelopes = txn.append(decision.events, item.cause) if decision.events else []
+            self._graph.apply_all(envelopes)
+            outcomes.append((decision.result, envelopes))
+        return caught_up, outcomes
+
+    # --- reads and fan-out ----------------------------------------------------------------
+
+    def _catch_up(self) -> None:
+        if self._dirty:
+            self._graph = GraphProjection()
+            self._dirty = False
+        if self._log.last_position() <= self._graph.position:
+            return
+        fresh = list(self._log.read_from(self._graph.position + 1))
+        self._graph.apply_all(fresh)
+        self._publish(fresh, local=False)
+
+    def _publish(self, envelopes: Sequence[Envelope], *, local: bool) -> None:
+        self._subscribers.publish(envelopes, local=local)
+
+    def _fail_pending(self, error: BaseException) -> None:
+        batch, self._pending = self._pending, []
+        for item in batch:
+            item.reply.fail(error)
+
+    def _drain_inbox(self) -> None:
+        """Answer requests still queued when the actor stops; pykka drops tells silently."""
+        dead = pykka.ActorDeadError("the graph writer stopped before handling the request")
+        while not self.actor_inbox.empty():
+            message = self.actor_inbox.get().message
+            if isinstance(message, Execute | Ask):
+                message.reply.fail(dead)

@@ -1,0 +1,212 @@
+"""The MCP server: tool registry, resources and the handlers the SDK calls."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import mcp.types as types
+import structlog
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import ListenHandler
+from mcp.shared.exceptions import MCPError
+
+from actors.errors import CommandRejectedError
+from actors.gateway import GraphGateway
+from eventstore.events import Cause
+from graphmem.notifier import GRAPH_URI, Notifier
+from graphmem.tools.base import InputLimits, ToolContext, ToolInputError, ToolOutcome, error, render
+from graphmem.tools.graph_values import whole_graph
+from graphmem.tools.memory import MEMORY_TOOLS
+
+log = structlog.get_logger(__name__)
+
+# The official server's identity, so clients configured for it see no difference.
+SERVER_NAME = "memory-server"
+INSTRUCTIONS = (
+    "graphmem is a knowledge-graph memory: entities (with a type and observations) and typed "
+    "relations between them. Call read_graph, search_nodes or open_nodes before answering "
+    "from memory; record new facts with create_entities, create_relations and "
+    "add_observations. Every change is kept in an append-only log, so nothing is lost."
+)
+
+
+def graphmem_version() -> str:
+    try:
+        return version("graphmem")
+    except PackageNotFoundError:  # running from a source tree without an install
+        return "0.0.0"
+
+
+class ToolRegistry:
+    """The tools this server exposes, by name."""
+
+    def __init__(self, specs: Iterable[Any]) -> None:
+        self._specs = {spec.tool.name: spec for spec in specs}
+
+    def get(self, name: str) -> Any | None:
+        return self._specs.get(name)
+
+    def tools(self) -> list[types.Tool]:
+        return [spec.tool for spec in self._specs.values()]
+
+
+class MemoryServer(Server[Any]):
+    """The SDK's low-level server, advertising list-changed and subscribe on every transport.
+
+    The streamable-HTTP manager builds its initialization options with no arguments, which
+    would advertise `listChanged: false`; this override makes every path agree.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True, resources_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def _cause(ctx: ServerRequestContext[Any, Any], tool: str) -> Cause:
+    client = None
+    params = ctx.session.client_params
+    if params is not None and params.client_info is not None:
+        client = params.client_info.name
+    session = None
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is not None:
+        session = headers.get("mcp-session-id")
+    return Cause(tool=tool, client=client, session=session)
+
+
+def build_server(
+    graph: GraphGateway, notifier: Notifier, limits: InputLimits | None = None
+) -> MemoryServer:
+    registry = ToolRegistry(MEMORY_TOOLS)
+    input_limits = limits or InputLimits()
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=registry.tools())
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        started = time.perf_counter()
+        name = params.name
+        spec = registry.get(name)
+        if spec is None:
+            outcome = error(f"MCP error -32602: Tool {name} not found")
+        else:
+            tool_context = ToolContext(graph, input_limits, _cause(ctx, name))
+            outcome = await _run(spec, tool_context, params.arguments or {})
+            if outcome.mutated and not outcome.is_error:
+                await notifier.resource_updated(GRAPH_URI)
+        log.info(
+            "tool_called",
+            tool=name,
+            is_error=outcome.is_error,
+            ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+        return outcome.to_result()
+
+    async def on_list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=GRAPH_URI,
+                    name="knowledge-graph",
+                    title="Knowledge Graph",
+                    description="The full knowledge graph with all entities and relations",
+                    mime_type="application/json",
+                )
+            ]
+        )
+
+    async def on_list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
+    async def on_read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if str(params.uri) != GRAPH_URI:
+            raise MCPError(-32002, f"Resource {params.uri} not found; the one resource is {GRAPH_URI}")
+        value = await graph.query(whole_graph)
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=GRAPH_URI, mime_type="application/json", text=render(value)
+                )
+            ]
+        )
+
+    async def on_subscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        notifier.subscribe(ctx, str(params.uri))
+        return types.EmptyResult()
+
+    async def on_unsubscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        notifier.unsubscribe(ctx, str(params.uri))
+        return types.EmptyResult()
+
+    async def on_initialized(
+        ctx: ServerRequestContext[Any, Any], params: types.NotificationParams | None
+    ) -> None:
+        notifier.track(ctx)
+
+    server = MemoryServer(
+        SERVER_NAME,
+        version=graphmem_version(),
+        title="graphmem",
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        on_list_resources=on_list_resources,
+        on_list_resource_templates=on_list_resource_templates,
+        on_read_resource=on_read_resource,
+        on_subscribe_resource=on_subscribe,
+        on_unsubscribe_resource=on_unsubscribe,
+        on_subscriptions_listen=ListenHandler(notifier.bus),
+    )
+    server.add_notification_handler(
+        "notifications/initialized", types.NotificationParams, on_initialized
+    )
+    return server
+
+
+async def _run(spec: Any, ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutcome:
+    try:
+        outcome: ToolOutcome = await spec.run(ctx, arguments)
+    except ToolInputError as problem:
+        return error(str(problem))
+    except CommandRejectedError as rejection:
+        return error(rejection.message)
+    except TimeoutError:
+        return error(
+            f"{spec.tool.name} did not finish within {ctx.graph.timeout:g} s; the graph may be "
+            "busy. Read the graph to see whether the change was applied before retrying."
+        )
+    except Exception:  # the edge: an unexpected failure is one tool's error, never a crash
+        log.exception("tool_failed", tool=spec.tool.name)
+        return error(
+            f"{spec.tool.name} failed with an internal error (logged on the server). Read the "
+            "graph to see its current state before retrying."
+        )
+    return outcome

@@ -1,0 +1,139 @@
+"""What every tool family shares: the tool spec, its outcome, input checks and limits."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import mcp.types as types
+import msgspec
+
+from actors.gateway import GraphGateway
+from eventstore.events import Cause
+
+T = TypeVar("T")
+
+
+class ToolInputError(ValueError):
+    """The arguments of a tool call are unusable; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """Bounds on one call's input, so one bad call cannot exhaust memory or the log."""
+
+    max_items: int = 10_000  # entities, relations, names ... in one call
+    max_name_chars: int = 1_000  # names, types, relation types, queries
+    max_content_chars: int = 100_000  # one observation
+    max_query_chars: int = 2_048  # search_nodes (the official main branch's limit)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a running tool may use."""
+
+    graph: GraphGateway
+    limits: InputLimits
+    cause: Cause
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """A tool's answer before it becomes a CallToolResult."""
+
+    texts: list[str]
+    structured: dict[str, Any] | None = None
+    is_error: bool = False
+    mutated: bool = False
+
+    def to_result(self) -> types.CallToolResult:
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=t) for t in self.texts],
+            structured_content=self.structured,
+            is_error=self.is_error or None,
+        )
+
+
+def error(message: str) -> ToolOutcome:
+    return ToolOutcome(texts=[message], is_error=True)
+
+
+def render(value: Any) -> str:
+    """The official server's text: JSON.stringify(value, null, 2), byte for byte."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def ok(value: Any, structured: dict[str, Any], *, mutated: bool = False) -> ToolOutcome:
+    return ToolOutcome(texts=[render(value)], structured=structured, mutated=mutated)
+
+
+Runner = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutcome]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    tool: types.Tool
+    run: Runner
+    mutates: bool = False
+    families: frozenset[str] = field(default_factory=lambda: frozenset({"memory"}))
+
+
+def parse_args(tool_name: str, args: dict[str, Any], shape: type[T]) -> T:
+    """Validate arguments against a msgspec Struct; unknown keys are ignored, as upstream."""
+    try:
+        return msgspec.convert(args, shape)
+    except msgspec.ValidationError as problem:
+        raise ToolInputError(invalid_arguments(tool_name, str(problem))) from None
+
+
+def invalid_arguments(tool_name: str, detail: str) -> str:
+    return f"MCP error -32602: Input validation error: Invalid arguments for tool {tool_name}: {detail}"
+
+
+# Tabs and line breaks are ordinary in observation text; no other control character is.
+_CONTROL_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_SINGLE_LINE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_text(tool_name: str, value: str, where: str, max_chars: int, *, multiline: bool) -> None:
+    """Reject text that cannot be stored faithfully or is far too large to be meant."""
+    if len(value) > max_chars:
+        raise ToolInputError(
+            invalid_arguments(
+                tool_name,
+                f"{where} is {len(value):,} characters long; the limit is {max_chars:,}. "
+                "Split it into smaller pieces.",
+            )
+        )
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ToolInputError(
+                invalid_arguments(
+                    tool_name,
+                    f"{where} contains invalid Unicode (a lone surrogate); send valid UTF-8.",
+                )
+            ) from None
+    found = (_CONTROL_MULTILINE if multiline else _CONTROL_SINGLE_LINE).search(value)
+    if found:
+        raise ToolInputError(
+            invalid_arguments(
+                tool_name,
+                f"{where} contains the control character U+{ord(found.group()):04X}; remove it.",
+            )
+        )
+
+
+def check_count(tool_name: str, count: int, where: str, limit: int) -> None:
+    if count > limit:
+        raise ToolInputError(
+            invalid_arguments(
+                tool_name,
+                f"{where} has {count:,} items; the limit is {limit:,} per call. "
+                "Send them in several calls.",
+            )
+        )

@@ -1,0 +1,32 @@
+"""The official JSON shapes of entities, relations and graphs, built from the read model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from projections.graph import EntityView, GraphProjection, RelationView
+
+
+def entity_value(e: EntityView) -> dict[str, Any]:
+    return {"name": e.name, "entityType": e.entity_type, "observations": list(e.observations)}
+
+
+def relation_value(r: RelationView) -> dict[str, Any]:
+    return {"from": r.from_entity, "to": r.to_entity, "relationType": r.relation_type}
+
+
+def whole_graph(graph: GraphProjection) -> dict[str, Any]:
+    return {
+        "entities": [entity_value(e) for e in graph.entities()],
+        "relations": [relation_value(r) for r in graph.relations()],
+    }
+
+
+def subgraph_value(graph: GraphProjection, entities: Sequence[EntityView]) -> dict[str, Any]:
+    """Entities plus every relation with either endpoint among them (official since 2026.7.4)."""
+    names = [e.name for e in entities]
+    return {
+        "entities": [entity_value(e) for e in entities],
+        "relations": [relation_value(r) for r in graph.relations_of_any(names)],
+    }

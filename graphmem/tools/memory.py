@@ -1,0 +1,326 @@
+"""The official memory server's nine tools, run against graphmem's graph (drop-in)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from actors.commands import (
+    AddObservations,
+    CreateEntities,
+    CreateRelations,
+    DeleteEntities,
+    DeleteObservations,
+    DeleteRelations,
+    EntitiesCreated,
+    EntitiesDeleted,
+    EntityInput,
+    ObservationDeletion,
+    ObservationInput,
+    ObservationsAdded,
+    ObservationsDeleted,
+    RelationInput,
+    RelationsCreated,
+    RelationsDeleted,
+)
+from graphmem.tools import memory_schemas as s
+from graphmem.tools.base import (
+    InputLimits,
+    ToolContext,
+    ToolOutcome,
+    ToolSpec,
+    check_count,
+    check_text,
+    ok,
+    parse_args,
+    render,
+)
+from graphmem.tools.graph_values import entity_value, relation_value, subgraph_value, whole_graph
+
+# --- argument shapes (wire names are the official camelCase; extra keys are ignored) ---------
+
+
+class EntityArg(msgspec.Struct):
+    name: str
+    entityType: str  # noqa: N815 - wire name
+    observations: list[str]
+
+
+class RelationArg(msgspec.Struct):
+    from_: str = msgspec.field(name="from")
+    to: str = msgspec.field()
+    relationType: str = msgspec.field()  # noqa: N815 - wire name
+
+
+class CreateEntitiesArgs(msgspec.Struct):
+    entities: list[EntityArg]
+
+
+class RelationsArgs(msgspec.Struct):
+    relations: list[RelationArg]
+
+
+class ObservationArg(msgspec.Struct):
+    entityName: str  # noqa: N815 - wire name
+    contents: list[str]
+
+
+class AddObservationsArgs(msgspec.Struct):
+    observations: list[ObservationArg]
+
+
+class DeleteEntitiesArgs(msgspec.Struct):
+    entityNames: list[str]  # noqa: N815 - wire name
+
+
+class DeletionArg(msgspec.Struct):
+    entityName: str  # noqa: N815 - wire name
+    observations: list[str]
+
+
+class DeleteObservationsArgs(msgspec.Struct):
+    deletions: list[DeletionArg]
+
+
+class SearchNodesArgs(msgspec.Struct):
+    query: str
+
+
+class OpenNodesArgs(msgspec.Struct):
+    names: list[str]
+
+
+# --- input checks -----------------------------------------------------------------------------
+
+
+def _names(tool: str, limits: InputLimits, values: Iterable[tuple[str, str]]) -> None:
+    for where, value in values:
+        check_text(tool, value, where, limits.max_name_chars, multiline=False)
+
+
+def _contents(tool: str, limits: InputLimits, where: str, contents: list[str]) -> None:
+    for i, content in enumerate(contents):
+        check_text(tool, content, f"{where}[{i}]", limits.max_content_chars, multiline=True)
+
+
+def _check_relations(tool: str, limits: InputLimits, relations: list[RelationArg]) -> None:
+    check_count(tool, len(relations), "relations", limits.max_items)
+    for i, r in enumerate(relations):
+        _names(
+            tool,
+            limits,
+            [
+                (f"relations[{i}].from", r.from_),
+                (f"relations[{i}].to", r.to),
+                (f"relations[{i}].relationType", r.relationType),
+            ],
+        )
+
+
+def _relation_inputs(relations: list[RelationArg]) -> list[RelationInput]:
+    return [RelationInput(r.from_, r.to, r.relationType) for r in relations]
+
+
+def _relation_dict(r: RelationInput) -> dict[str, str]:
+    return {"from": r.from_entity, "to": r.to_entity, "relationType": r.relation_type}
+
+
+# --- the nine tools ---------------------------------------------------------------------------
+
+
+async def create_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "create_entities"
+    args = parse_args(tool, raw, CreateEntitiesArgs)
+    limits = ctx.limits
+    check_count(tool, len(args.entities), "entities", limits.max_items)
+    for i, e in enumerate(args.entities):
+        where = f"entities[{i}]"
+        _names(tool, limits, [(f"{where}.name", e.name), (f"{where}.entityType", e.entityType)])
+        check_count(tool, len(e.observations), f"{where}.observations", limits.max_items)
+        _contents(tool, limits, f"{where}.observations", e.observations)
+    command = CreateEntities(
+        entities=[EntityInput(e.name, e.entityType, list(e.observations)) for e in args.entities]
+    )
+    result = await ctx.graph.execute(command, ctx.cause)
+    assert isinstance(result, EntitiesCreated)
+    created = [
+        {"name": e.name, "entityType": e.entity_type, "observations": list(e.observations)}
+        for e in result.created
+    ]
+    structured: dict[str, Any] = {"entities": created}
+    texts = [render(created)]
+    if result.skipped:
+        structured["skipped"] = list(result.skipped)
+        texts.append(_skipped_notice(result.skipped))
+    return ToolOutcome(texts=texts, structured=structured, mutated=True)
+
+
+def _skipped_notice(skipped: list[str]) -> str:
+    names = ", ".join(skipped)
+    if len(skipped) == 1:
+        return (
+            f"Skipped 1 entity that already exists: {names}. Its observations were not added; "
+            "use add_observations for existing entities."
+        )
+    return (
+        f"Skipped {len(skipped)} entities that already exist: {names}. Their observations were "
+        "not added; use add_observations for existing entities."
+    )
+
+
+async def create_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "create_relations"
+    args = parse_args(tool, raw, RelationsArgs)
+    _check_relations(tool, ctx.limits, args.relations)
+    command = CreateRelations(relations=_relation_inputs(args.relations))
+    result = await ctx.graph.execute(command, ctx.cause)
+    assert isinstance(result, RelationsCreated)
+    created = [_relation_dict(r) for r in result.created]
+    return ok(created, {"relations": created}, mutated=True)
+
+
+async def add_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "add_observations"
+    args = parse_args(tool, raw, AddObservationsArgs)
+    limits = ctx.limits
+    check_count(tool, len(args.observations), "observations", limits.max_items)
+    for i, item in enumerate(args.observations):
+        where = f"observations[{i}]"
+        _names(tool, limits, [(f"{where}.entityName", item.entityName)])
+        check_count(tool, len(item.contents), f"{where}.contents", limits.max_items)
+        _contents(tool, limits, f"{where}.contents", item.contents)
+    command = AddObservations(
+        observations=[ObservationInput(o.entityName, list(o.contents)) for o in args.observations]
+    )
+    result = await ctx.graph.execute(command, ctx.cause)
+    assert isinstance(result, ObservationsAdded)
+    results = [
+        {"entityName": r.entity_name, "addedObservations": list(r.added_observations)}
+        for r in result.results
+    ]
+    return ok(results, {"results": results}, mutated=True)
+
+
+def _status(message: str) -> ToolOutcome:
+    return ok(message, {"success": True, "message": message}, mutated=True)
+
+
+def _status_text(outcome: ToolOutcome) -> ToolOutcome:
+    # The delete tools answer with the bare message as text, not a JSON string.
+    assert outcome.structured is not None
+    return ToolOutcome(
+        texts=[outcome.structured["message"]], structured=outcome.structured, mutated=True
+    )
+
+
+async def delete_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "delete_entities"
+    args = parse_args(tool, raw, DeleteEntitiesArgs)
+    check_count(tool, len(args.entityNames), "entityNames", ctx.limits.max_items)
+    _names(tool, ctx.limits, [(f"entityNames[{i}]", n) for i, n in enumerate(args.entityNames)])
+    result = await ctx.graph.execute(DeleteEntities(entity_names=list(args.entityNames)), ctx.cause)
+    assert isinstance(result, EntitiesDeleted)
+    if not result.not_found:
+        message = "Entities deleted successfully"
+    else:
+        message = (
+            f"Deleted {result.deleted} of {result.requested} entities. "
+            f"Not found: {', '.join(result.not_found)}"
+        )
+    return _status_text(_status(message))
+
+
+async def delete_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "delete_observations"
+    args = parse_args(tool, raw, DeleteObservationsArgs)
+    limits = ctx.limits
+    check_count(tool, len(args.deletions), "deletions", limits.max_items)
+    for i, d in enumerate(args.deletions):
+        where = f"deletions[{i}]"
+        _names(tool, limits, [(f"{where}.entityName", d.entityName)])
+        check_count(tool, len(d.observations), f"{where}.observations", limits.max_items)
+        _contents(tool, limits, f"{where}.observations", d.observations)
+    command = DeleteObservations(
+        deletions=[ObservationDeletion(d.entityName, list(d.observations)) for d in args.deletions]
+    )
+    result = await ctx.graph.execute(command, ctx.cause)
+    assert isinstance(result, ObservationsDeleted)
+    if result.deleted == result.requested and not result.entities_not_found:
+        message = "Observations deleted successfully"
+    else:
+        message = f"Deleted {result.deleted} of {result.requested} observations."
+        if result.entities_not_found:
+            message += f" Entities not found: {', '.join(result.entities_not_found)}"
+    return _status_text(_status(message))
+
+
+async def delete_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "delete_relations"
+    args = parse_args(tool, raw, RelationsArgs)
+    _check_relations(tool, ctx.limits, args.relations)
+    command = DeleteRelations(relations=_relation_inputs(args.relations))
+    result = await ctx.graph.execute(command, ctx.cause)
+    assert isinstance(result, RelationsDeleted)
+    if result.deleted == result.requested:
+        message = "Relations deleted successfully"
+    else:
+        message = (
+            f"Deleted {result.deleted} of {result.requested} relations. The rest matched nothing."
+        )
+    return _status_text(_status(message))
+
+
+async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    value = await ctx.graph.query(whole_graph)
+    return ok(value, value)
+
+
+async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "search_nodes"
+    args = parse_args(tool, raw, SearchNodesArgs)
+    check_text(tool, args.query, "query", ctx.limits.max_query_chars, multiline=True)
+    needle = args.query.lower()
+
+    def search(graph: Any) -> dict[str, Any]:
+        found = [
+            e
+            for e in graph.entities()
+            if needle in e.name.lower()
+            or needle in e.entity_type.lower()
+            or any(needle in o.lower() for o in e.observations)
+        ]
+        return subgraph_value(graph, found)
+
+    value = await ctx.graph.query(search)
+    return ok(value, value)
+
+
+async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "open_nodes"
+    args = parse_args(tool, raw, OpenNodesArgs)
+    check_count(tool, len(args.names), "names", ctx.limits.max_items)
+    wanted = set(args.names)
+
+    def open_(graph: Any) -> dict[str, Any]:
+        found = [e for e in graph.entities() if e.name in wanted] if wanted else []
+        return subgraph_value(graph, found)
+
+    value = await ctx.graph.query(open_)
+    return ok(value, value)
+
+
+MEMORY_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(s.CREATE_ENTITIES, create_entities, mutates=True),
+    ToolSpec(s.CREATE_RELATIONS, create_relations, mutates=True),
+    ToolSpec(s.ADD_OBSERVATIONS, add_observations, mutates=True),
+    ToolSpec(s.DELETE_ENTITIES, delete_entities, mutates=True),
+    ToolSpec(s.DELETE_OBSERVATIONS, delete_observations, mutates=True),
+    ToolSpec(s.DELETE_RELATIONS, delete_relations, mutates=True),
+    ToolSpec(s.READ_GRAPH, read_graph),
+    ToolSpec(s.SEARCH_NODES, search_nodes),
+    ToolSpec(s.OPEN_NODES, open_nodes),
+)
+
+__all__ = ["MEMORY_TOOLS", "entity_value", "relation_value"]

@@ -1,0 +1,55 @@
+"""Running the MCP server over stdio (one client) or streamable HTTP (a shared service)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import anyio
+import structlog
+import uvicorn
+from mcp.server.stdio import stdio_server
+
+from graphmem.app import App
+from graphmem.notifier import Notifier
+from graphmem.server import build_server
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_HTTP_HOST = "127.0.0.1"
+DEFAULT_HTTP_PORT = 8765
+HTTP_PATH = "/mcp"
+
+
+def serve_stdio(app: App) -> None:
+    notifier = Notifier()
+    server = build_server(app.graph, notifier)
+    app.graph.subscribe(notifier.on_published)
+
+    async def main() -> None:
+        notifier.bind_loop(asyncio.get_running_loop())
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        app.graph.unsubscribe(notifier.on_published)
+
+
+def serve_http(app: App, host: str, port: int) -> None:
+    notifier = Notifier()
+    server = build_server(app.graph, notifier)
+    app.graph.subscribe(notifier.on_published)
+    asgi = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    config = uvicorn.Config(asgi, host=host, port=port, log_config=None, lifespan="on")
+    http = uvicorn.Server(config)
+
+    async def main() -> None:
+        notifier.bind_loop(asyncio.get_running_loop())
+        log.info("http_listening", url=f"http://{host}:{port}{HTTP_PATH}")
+        await http.serve()
+
+    try:
+        asyncio.run(main())
+    finally:
+        app.graph.unsubscribe(notifier.on_published)
