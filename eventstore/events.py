@@ -26,21 +26,21 @@ class Event(
 # --- entities -------------------------------------------------------------------------------
 
 
-class EntityCreated(Event, tag="EntityCreated"):
+class EntityCreated(Event, frozen=True, tag="EntityCreated"):
     """An entity came into existence (or was re-created, starting fresh)."""
 
     name: str
     entity_type: str
 
 
-class EntityUpdated(Event, tag="EntityUpdated"):
+class EntityUpdated(Event, frozen=True, tag="EntityUpdated"):
     """An entity's attributes were set; fields left at None are unchanged."""
 
     name: str
     entity_type: str | None = None
 
 
-class EntityDeleted(Event, tag="EntityDeleted"):
+class EntityDeleted(Event, frozen=True, tag="EntityDeleted"):
     """An entity was deleted, hiding everything written to it before."""
 
     name: str
@@ -49,14 +49,14 @@ class EntityDeleted(Event, tag="EntityDeleted"):
 # --- observations ---------------------------------------------------------------------------
 
 
-class ObservationAdded(Event, tag="ObservationAdded"):
+class ObservationAdded(Event, frozen=True, tag="ObservationAdded"):
     """One occurrence of an observation content was added to an entity."""
 
     entity: str
     content: str
 
 
-class ObservationDeleted(Event, tag="ObservationDeleted"):
+class ObservationDeleted(Event, frozen=True, tag="ObservationDeleted"):
     """Every earlier occurrence of a content on an entity was deleted."""
 
     entity: str
@@ -66,7 +66,7 @@ class ObservationDeleted(Event, tag="ObservationDeleted"):
 # --- relations ------------------------------------------------------------------------------
 
 
-class RelationCreated(Event, tag="RelationCreated"):
+class RelationCreated(Event, frozen=True, tag="RelationCreated"):
     """A directed, typed relation was created between two entities."""
 
     from_entity: str
@@ -83,7 +83,7 @@ class RelationCreated(Event, tag="RelationCreated"):
     source_type: str | None = None
 
 
-class RelationUpdated(Event, tag="RelationUpdated"):
+class RelationUpdated(Event, frozen=True, tag="RelationUpdated"):
     """A relation's attributes were set; fields left at None are unchanged."""
 
     from_entity: str
@@ -98,7 +98,7 @@ class RelationUpdated(Event, tag="RelationUpdated"):
     source_type: str | None = None
 
 
-class RelationDeleted(Event, tag="RelationDeleted"):
+class RelationDeleted(Event, frozen=True, tag="RelationDeleted"):
     """A relation was deleted."""
 
     from_entity: str
@@ -109,7 +109,7 @@ class RelationDeleted(Event, tag="RelationDeleted"):
 # --- schemas --------------------------------------------------------------------------------
 
 
-class SchemaRegistered(Event, tag="SchemaRegistered"):
+class SchemaRegistered(Event, frozen=True, tag="SchemaRegistered"):
     """An entity-type schema came into force (new, or its file's content changed)."""
 
     type_name: str
@@ -118,7 +118,7 @@ class SchemaRegistered(Event, tag="SchemaRegistered"):
     source: str = ""
 
 
-class SchemaRetired(Event, tag="SchemaRetired"):
+class SchemaRetired(Event, frozen=True, tag="SchemaRetired"):
     """An entity-type schema went out of force."""
 
     type_name: str
@@ -127,7 +127,7 @@ class SchemaRetired(Event, tag="SchemaRetired"):
 # --- markers for composite operations (history and undo read them; the graph fold does not) --
 
 
-class EntitiesMerged(Event, tag="EntitiesMerged"):
+class EntitiesMerged(Event, frozen=True, tag="EntitiesMerged"):
     """Entities were merged into a target; records what moved so it can be shown or undone."""
 
     sources: list[str]
@@ -136,21 +136,21 @@ class EntitiesMerged(Event, tag="EntitiesMerged"):
     moved_relations: list[tuple[str, str, str]] = []
 
 
-class EntitySplit(Event, tag="EntitySplit"):
+class EntitySplit(Event, frozen=True, tag="EntitySplit"):
     """A merge was undone or an entity was split into others."""
 
     source: str
     targets: list[str]
 
 
-class EntityRenamed(Event, tag="EntityRenamed"):
+class EntityRenamed(Event, frozen=True, tag="EntityRenamed"):
     """An entity was renamed (written beside the tombstones and creations that do it)."""
 
     old_name: str
     new_name: str
 
 
-class DecayApplied(Event, tag="DecayApplied"):
+class DecayApplied(Event, frozen=True, tag="DecayApplied"):
     """Confidence decay was evaluated at a point in time."""
 
     at: int
@@ -158,7 +158,7 @@ class DecayApplied(Event, tag="DecayApplied"):
     affected: int = 0
 
 
-class AuditRecorded(Event, tag="AuditRecorded"):
+class AuditRecorded(Event, frozen=True, tag="AuditRecorded"):
     """A free-form audit note about a command (who asked for what, and why)."""
 
     action: str
@@ -183,7 +183,7 @@ AnyEvent = (
     | AuditRecorded
 )
 
-EVENT_TYPES: tuple[type[Event], ...] = AnyEvent.__args__  # type: ignore[attr-defined]
+EVENT_TYPES: tuple[type[Event], ...] = AnyEvent.__args__
 
 
 # --- the envelope ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from enum import Enum
+from enum import StrEnum
 from typing import Protocol, TypeVar
 
 from eventstore.events import AnyEvent, Cause, Envelope
@@ -11,7 +11,7 @@ from eventstore.events import AnyEvent, Cause, Envelope
 T = TypeVar("T")
 
 
-class Durability(str, Enum):
+class Durability(StrEnum):
     """When a committed append reaches the disk."""
 
     STRICT = "strict"  # fsync on every commit

@@ -1,0 +1,275 @@
+"""Core event-log benchmarks: append throughput and latency, bytes per event, decode replay.
+
+Run: python -m bench.core [--events N] [--dir DIR]. Prints a table and writes
+bench/results/core.json. `build_log` and `replay` are reused by other benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from eventstore.events import (
+    AnyEvent,
+    Cause,
+    EntityCreated,
+    Envelope,
+    ObservationAdded,
+    RelationCreated,
+    encode_envelope,
+)
+from eventstore.lmdb_log import LmdbEventLog
+from eventstore.log import Durability, LogTransaction
+
+RESULTS = Path(__file__).parent / "results" / "core.json"
+BATCH_SIZES = (1, 10, 100, 1000)
+_PROSE = (
+    "prefers tea over coffee works remotely from Lisbon on the platform team reviews pull "
+    "requests in the morning uses neovim with a custom config owns the billing service since "
+    "2023 mentors two juniors allergic to peanuts speaks Portuguese and German"
+)
+_WORDS = _PROSE.split()
+_TYPES = ("person", "project", "service", "team", "document", "decision")
+_RELATIONS = ("works_on", "owns", "knows", "depends_on", "reviewed", "mentors")
+_TOOLS = ("create_entities", "add_observations", "create_relations")
+
+
+def commands(seed: int = 0) -> Iterator[tuple[list[AnyEvent], Cause]]:
+    """An endless, deterministic stream of realistic commands (1-5 events each).
+
+    About 15% EntityCreated, 65% ObservationAdded, 20% RelationCreated by event count.
+    """
+    rng = random.Random(seed)
+    names: list[str] = []
+    contents = [" ".join(rng.sample(_WORDS, 10)) for _ in range(4096)]
+    causes = [
+        Cause(tool=tool, client="bench", session=f"s{i}") for i in range(4) for tool in _TOOLS
+    ]
+    while True:
+        roll = rng.random()
+        size = rng.randint(1, 5)
+        if roll < 0.15 or len(names) < 2:
+            batch: list[AnyEvent] = []
+            for _ in range(size):
+                names.append(f"{rng.choice(_TYPES)}-{len(names):07d}")
+                batch.append(EntityCreated(name=names[-1], entity_type=rng.choice(_TYPES)))
+            yield batch, causes[0]
+        elif roll < 0.80:
+            entity = rng.choice(names)
+            yield (
+                [
+                    ObservationAdded(entity=entity, content=rng.choice(contents))
+                    for _ in range(size)
+                ],
+                causes[1],
+            )
+        else:
+            yield (
+                [
+                    RelationCreated(
+                        from_entity=rng.choice(names),
+                        to_entity=rng.choice(names),
+                        relation_type=rng.choice(_RELATIONS),
+                    )
+                    for _ in range(size)
+                ],
+                causes[2],
+            )
+
+
+def build_log(
+    path: str | os.PathLike[str],
+    n_events: int,
+    *,
+    txn_events: int = 20_000,
+    seed: int = 0,
+    durability: Durability = Durability.EVERYSEC,
+) -> LmdbEventLog:
+    """Open a log at `path` and append at least `n_events` of the realistic mix, fast.
+
+    Commands are group-committed about `txn_events` events per transaction; the caller closes
+    the returned log.
+    """
+    log = LmdbEventLog.open(path, durability=durability, map_size=4 << 30)
+    stream = commands(seed)
+    target = log.last_position() + n_events
+
+    def fill(txn: LogTransaction) -> int:
+        if txn.attempt:
+            raise RuntimeError("the map grew mid-build: raise map_size")
+        stop = min(txn.last_position() + txn_events, target)
+        while txn.last_position() < stop:
+            events, cause = next(stream)
+            txn.append(events[: stop - txn.last_position()], cause)
+        return txn.last_position()
+
+    while log.transact(fill) < target:
+        pass
+    return log
+
+
+def replay(log: LmdbEventLog, apply: Callable[[Envelope], object] | None = None) -> int:
+    """Read and decode the whole log, feeding each envelope to `apply`; returns the count."""
+    if apply is None:
+        return sum(1 for _ in log.read_from(1))
+    count = 0
+    for envelope in log.read_from(1):
+        apply(envelope)
+        count += 1
+    return count
+
+
+def _append_throughput(
+    root: Path, durability: Durability, events_per_txn: int, grouped: bool, budget_s: float
+) -> dict[str, Any]:
+    """Commit `events_per_txn` per transaction: as that many one-event commands (group commit)
+    or as one command of that many events."""
+    path = root / f"append-{durability.value}-{events_per_txn}-{'group' if grouped else 'one'}"
+    stream = commands(1)
+    pool = [event for events, _ in (next(stream) for _ in range(1000)) for event in events]
+    cause = Cause(tool="add_observations", client="bench")
+    with LmdbEventLog.open(path, durability=durability, map_size=4 << 30) as log:
+
+        def write(txn: LogTransaction) -> None:
+            if grouped:
+                for i in range(events_per_txn):
+                    txn.append([pool[i % len(pool)]], cause)
+            else:
+                txn.append([pool[i % len(pool)] for i in range(events_per_txn)], cause)
+
+        txns = 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < budget_s and txns * events_per_txn < 500_000:
+            log.transact(write)
+            txns += 1
+        elapsed = time.perf_counter() - start
+    events = txns * events_per_txn
+    return {
+        "durability": durability.value,
+        "events_per_txn": events_per_txn,
+        "shape": "group of 1-event commands" if grouped else "one command",
+        "events": events,
+        "events_per_s": events / elapsed,
+        "txns_per_s": txns / elapsed,
+    }
+
+
+def _latency(root: Path, durability: Durability, samples: int) -> dict[str, Any]:
+    event = ObservationAdded(entity="alice", content=" ".join(_WORDS[:10]))
+    cause = Cause(tool="add_observations", client="bench")
+    timings: list[float] = []
+    with LmdbEventLog.open(root / f"latency-{durability.value}", durability=durability) as log:
+        for _ in range(50):
+            log.append([event], cause)  # warm up
+        for _ in range(samples):
+            start = time.perf_counter()
+            log.append([event], cause)
+            timings.append(time.perf_counter() - start)
+    cuts = statistics.quantiles(timings, n=100)
+    return {
+        "durability": durability.value,
+        "samples": samples,
+        "p50_ms": cuts[49] * 1e3,
+        "p95_ms": cuts[94] * 1e3,
+        "p99_ms": cuts[98] * 1e3,
+    }
+
+
+def _size_and_replay(root: Path, n_events: int) -> dict[str, Any]:
+    start = time.perf_counter()
+    log = build_log(root / "replay", n_events)
+    build_s = time.perf_counter() - start
+    try:
+        info, psize = log.env.info(), log.env.stat()["psize"]
+        used = (info["last_pgno"] + 1) * psize
+        sample = [
+            encode_envelope(e) for _, e in zip(range(100_000), log.read_from(1), strict=False)
+        ]
+        runs = []
+        for _ in range(3):
+            start = time.perf_counter()
+            count = replay(log)
+            runs.append(time.perf_counter() - start)
+        assert count == log.last_position()
+    finally:
+        log.close()
+    return {
+        "events": count,
+        "build_s": build_s,
+        "build_events_per_s": count / build_s,
+        "used_bytes": used,
+        "bytes_per_event": used / count,
+        "mean_encoded_bytes": sum(map(len, sample)) / len(sample),
+        "replay_best_s": min(runs),
+        "replay_events_per_s": count / min(runs),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=1_000_000, help="events for the replay log")
+    parser.add_argument("--budget", type=float, default=1.0, help="seconds per append case")
+    parser.add_argument("--dir", default=None, help="scratch dir (default: a temp dir)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(dir=args.dir, prefix="graphmem-bench-") as tmp:
+        root = Path(tmp)
+        appends = [
+            _append_throughput(root, durability, size, grouped, args.budget)
+            for durability in Durability
+            for grouped in (True, False)
+            for size in BATCH_SIZES
+        ]
+        latencies = [
+            _latency(root, Durability.EVERYSEC, 5000),
+            _latency(root, Durability.STRICT, 300),
+        ]
+        replayed = _size_and_replay(root, args.events)
+
+    print(f"{'durability':<10} {'shape':<26} {'ev/txn':>6} {'events/s':>12} {'txns/s':>10}")
+    for row in appends:
+        print(
+            f"{row['durability']:<10} {row['shape']:<26} {row['events_per_txn']:>6} "
+            f"{row['events_per_s']:>12,.0f} {row['txns_per_s']:>10,.0f}"
+        )
+    print(f"\n{'single-command append':<22} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}")
+    for row in latencies:
+        p50, p95, p99 = row["p50_ms"], row["p95_ms"], row["p99_ms"]
+        print(f"{row['durability']:<22} {p50:>8.3f} {p95:>8.3f} {p99:>8.3f}")
+    print(
+        f"\nlog of {replayed['events']:,} events: "
+        f"built at {replayed['build_events_per_s']:,.0f} ev/s, "
+        f"{replayed['bytes_per_event']:.0f} B/event on disk "
+        f"(mean encoded envelope {replayed['mean_encoded_bytes']:.0f} B), "
+        f"decode replay {replayed['replay_events_per_s']:,.0f} ev/s "
+        f"({replayed['replay_best_s']:.2f} s)"
+    )
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load": os.getloadavg(),
+        },
+        "append_throughput": appends,
+        "append_latency": latencies,
+        "replay": replayed,
+    }
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""The one LMDB environment per data dir per process: its registry, map growth and sync timer.
+
+py-lmdb 3 refuses to open an environment twice in one process, so every LmdbEventLog on the
+same dir shares one SharedEnv, reference counted and closed by its last user.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import lmdb
+
+from eventstore import keys
+from eventstore.log import Durability, LogError
+
+_logger = logging.getLogger(__name__)
+
+_MAX_DBS = 8
+_MIN_MAP_SIZE = 64 * 1024
+# Grow before a write once the file uses this share of the map, so that MapFullError (which
+# costs a wasted attempt) stays the exception.
+_GROW_AT_NUM, _GROW_AT_DEN = 3, 4
+
+
+class ResizeGate:
+    """Shared by transactions, exclusive for set_mapsize.
+
+    Resizing the map invalidates every open transaction of the process (and LMDB forbids it
+    while a write transaction is open), so a resize waits for all transactions to end and
+    holds new ones back. Shared holds are reentrant per thread: a transaction function may
+    read through the log while its own write transaction is open.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+        self._resizing = False
+        self._held = threading.local()
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        depth: int = getattr(self._held, "depth", 0)
+        if depth == 0:
+            with self._cond:
+                while self._resizing:
+                    self._cond.wait()
+                self._active += 1
+        self._held.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._held.depth = depth
+            if depth == 0:
+                with self._cond:
+                    self._active -= 1
+                    if self._active == 0:
+                        self._cond.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        if getattr(self._held, "depth", 0):
+            raise LogError("cannot resize the map while this thread has a transaction open")
+        with self._cond:
+            while self._resizing:
+                self._cond.wait()
+            self._resizing = True
+            while self._active:
+                self._cond.wait()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._resizing = False
+                self._cond.notify_all()
+
+
+class SharedEnv:
+    """An open environment, its sub-databases, and what every log on it shares."""
+
+    def __init__(self, path: str, durability: Durability, map_size: int) -> None:
+        strict = durability is Durability.STRICT
+        self.path = path
+        self.sync_on_commit = strict
+        self.env = lmdb.open(
+            path,
+            map_size=max(map_size, _MIN_MAP_SIZE),
+            max_dbs=_MAX_DBS,
+            sync=strict,
+            metasync=strict,
+        )
+        self.gate = ResizeGate()
+        # LMDB's writer lock is not reentrant: a thread that began a write transaction and
+        # begins another (through any log on this env) would deadlock on itself.
+        self.writing = threading.local()
+        self.pid = os.getpid()
+        self.refs = 1
+        try:
+            self.psize: int = self.env.stat()["psize"]
+            self.log_db = self.env.open_db(b"log")
+            self.origins_db = self.env.open_db(b"origins")
+            self.meta_db = self.env.open_db(b"meta")
+            self.checkpoints_db = self.env.open_db(b"checkpoints")
+            self.env.reader_check()  # free reader slots of crashed processes: they pin pages
+            self.stored_node_id = self._init_meta()
+        except BaseException:
+            self.env.close()
+            raise
+        self._dirty = threading.Event()
+        self._syncer: _Syncer | None = None
+        self._closed = False
+
+    def _init_meta(self) -> str:
+        # Nothing else in this process can use the env yet, so resizing needs no gate here.
+        while True:
+            try:
+                with self.env.begin(write=True, db=self.meta_db) as txn:
+                    version = txn.get(keys.META_FORMAT)
+                    if version is None:
+                        txn.put(keys.META_FORMAT, keys.FORMAT_VERSION)
+                    elif version != keys.FORMAT_VERSION:
+                        raise LogError(f"{self.path}: unknown log format {version!r}")
+                    node_id = txn.get(keys.META_NODE_ID)
+                    if node_id is None:
+                        node_id = secrets.token_hex(8).encode()
+                        txn.put(keys.META_NODE_ID, node_id)
+                    return bytes(node_id).decode()
+            except lmdb.MapResizedError:
+                self.env.set_mapsize(0)
+
+    def start_syncer(self, interval: float) -> None:
+        if self._syncer is None and not self.sync_on_commit:
+            self._syncer = _Syncer(self, interval)
+            self._syncer.start()
+
+    def committed(self) -> None:
+        if self.sync_on_commit:
+            return
+        self._dirty.set()
+
+    def sync(self) -> None:
+        self._dirty.clear()
+        with self.gate.shared():
+            if not self._closed:
+                self.env.sync(True)
+
+    def sync_if_dirty(self) -> None:
+        if self._dirty.is_set():
+            self.sync()
+
+    def nearly_full(self) -> bool:
+        info = self.env.info()
+        used = (info["last_pgno"] + 1) * self.psize
+        return used * _GROW_AT_DEN >= info["map_size"] * _GROW_AT_NUM
+
+    def grow(self, *, only_if_nearly_full: bool = False) -> None:
+        """Double the map; LMDB persists the new size with this process's next commit."""
+        with self.gate.exclusive():
+            if only_if_nearly_full and not self.nearly_full():
+                return  # another thread grew it while we waited
+            info = self.env.info()
+            used = (info["last_pgno"] + 1) * self.psize
+            self.env.set_mapsize(max(info["map_size"], used) * 2)
+
+    def adopt_resize(self) -> None:
+        """Take on the map size another process grew the environment to."""
+        with self.gate.exclusive():
+            self.env.set_mapsize(0)
+
+    def close(self) -> None:
+        if self._syncer is not None:
+            self._syncer.stop()
+        # Exclusive: a sync still running on a timer that outlived its join must finish first.
+        with self.gate.exclusive():
+            self._closed = True
+            try:
+                self.env.sync(True)
+            finally:
+                self.env.close()
+
+
+class _Syncer(threading.Thread):
+    """The everysec timer: flush to disk about every interval, only after a commit."""
+
+    def __init__(self, shared: SharedEnv, interval: float) -> None:
+        super().__init__(name=f"graphmem-lmdb-sync:{shared.path}", daemon=True)
+        self._shared = shared
+        self._interval = interval
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self._stopping.wait(self._interval):
+            try:
+                self._shared.sync_if_dirty()
+            except lmdb.Error:
+                # The timer is the edge here: a failed flush is retried on the next tick, and
+                # close() syncs (and raises) once more.
+                self._shared.committed()
+                _logger.exception("lmdb_sync_failed", extra={"path": self._shared.path})
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stopping.set()
+        self.join(timeout)
+
+
+_registry: dict[str, SharedEnv] = {}
+_registry_lock = threading.Lock()
+
+
+def acquire(
+    path: str | os.PathLike[str], durability: Durability, map_size: int, sync_interval: float
+) -> SharedEnv:
+    """The process's environment for `path`, opened on first use.
+
+    The first opener's durability and sync interval decide the environment's flags; a strict
+    log on an environment opened everysec syncs after each of its own commits instead.
+    """
+    os.makedirs(path, exist_ok=True)
+    key = os.path.realpath(path)
+    with _registry_lock:
+        shared = _registry.get(key)
+        if shared is not None:
+            if shared.pid != os.getpid():
+                raise LogError(f"{key} was opened before fork(); open logs after forking")
+            shared.refs += 1
+            return shared
+        shared = SharedEnv(key, durability, map_size)
+        shared.start_syncer(sync_interval)
+        _registry[key] = shared
+        return shared
+
+
+def release(shared: SharedEnv) -> None:
+    with _registry_lock:
+        shared.refs -= 1
+        if shared.refs > 0:
+            return
+        del _registry[shared.path]
+    shared.close()

@@ -1,0 +1,240 @@
+"""The LMDB event log: the durable, multi-process EventLog (ARCHITECTURE §2)."""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar, cast
+
+import lmdb
+
+from eventstore import keys
+from eventstore.events import AnyEvent, Cause, Envelope, decode_envelope
+from eventstore.hlc import HybridLogicalClock
+from eventstore.lmdb_env import SharedEnv, acquire, release
+from eventstore.lmdb_txn import LmdbLogTransaction, get_u64, read_chunk, tail_position
+from eventstore.log import Durability, LogError, LogTransaction
+
+T = TypeVar("T")
+
+
+class _Retry(enum.Enum):
+    GROW = "grow"
+    GROW_IF_NEARLY_FULL = "grow_if_nearly_full"
+    ADOPT_RESIZE = "adopt_resize"
+
+
+class LmdbEventLog:
+    """An EventLog in an LMDB environment that several processes may share."""
+
+    def __init__(
+        self,
+        shared: SharedEnv,
+        *,
+        durability: Durability,
+        node_id: str | None,
+        clock: HybridLogicalClock | None,
+    ) -> None:
+        self._shared: SharedEnv | None = shared
+        self._durability = durability
+        self._node_id = node_id if node_id is not None else shared.stored_node_id
+        keys.origin_bytes(self._node_id)  # validates it now rather than at the first append
+        self.clock = clock if clock is not None else HybridLogicalClock()
+        # A strict log on an env first opened everysec cannot rely on the env's flags.
+        self._sync_after_commit = durability is Durability.STRICT and not shared.sync_on_commit
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        durability: Durability = Durability.EVERYSEC,
+        node_id: str | None = None,
+        clock: HybridLogicalClock | None = None,
+        map_size: int = 1 << 30,
+        sync_interval: float = 1.0,
+    ) -> LmdbEventLog:
+        """Open (creating if needed) the log in the data dir `path`.
+
+        `node_id` overrides the node id stored in the dir as this process's origin; the stored
+        one is created on first open and never rewritten. The environment is shared by every
+        log this process opens on the same dir; the first opener's durability, map size and
+        sync interval set it up.
+        """
+        shared = acquire(path, durability, map_size, sync_interval)
+        try:
+            return cls(shared, durability=durability, node_id=node_id, clock=clock)
+        except BaseException:
+            release(shared)
+            raise
+
+    @property
+    def node_id(self) -> str:
+        return self._node_id
+
+    @property
+    def durability(self) -> Durability:
+        return self._durability
+
+    @property
+    def path(self) -> str:
+        return self._require_open().path
+
+    @property
+    def env(self) -> lmdb.Environment:
+        """The shared environment, for stats; never open transactions on it directly."""
+        return self._require_open().env
+
+    def transact(self, fn: Callable[[LogTransaction], T]) -> T:
+        """Run `fn` in one write transaction; see EventLog.transact.
+
+        `fn` is re-run from the start, with `txn.attempt` incremented, when the map filled up
+        (it is doubled in between); nothing of the failed attempt is kept. So keep side effects
+        out of `fn`, or make them depend only on what it reads through `txn`. Growing the map
+        ahead of need and adopting another process's growth happen before `fn` runs.
+        """
+        shared = self._require_open()
+        if getattr(shared.writing, "active", False):
+            raise LogError("transact is not reentrant: this thread already has a transaction")
+        attempt = 0
+        while True:
+            outcome = self._attempt(shared, fn, attempt)
+            if not isinstance(outcome, _Retry):
+                return outcome[0]
+            if outcome is _Retry.ADOPT_RESIZE:
+                shared.adopt_resize()
+            elif outcome is _Retry.GROW_IF_NEARLY_FULL:
+                shared.grow(only_if_nearly_full=True)
+            else:
+                shared.grow()
+                attempt += 1  # only now has fn run in vain
+
+    def _attempt(
+        self, shared: SharedEnv, fn: Callable[[LogTransaction], T], attempt: int
+    ) -> tuple[T] | _Retry:
+        shared.writing.active = True
+        try:
+            with shared.gate.shared():
+                if shared.nearly_full():
+                    return _Retry.GROW_IF_NEARLY_FULL
+                try:
+                    raw = shared.env.begin(write=True)
+                except lmdb.MapResizedError:
+                    return _Retry.ADOPT_RESIZE
+                txn = LmdbLogTransaction(raw, shared, self._node_id, self.clock, attempt)
+                try:
+                    result = fn(txn)
+                    if txn.map_full:
+                        return _Retry.GROW
+                    txn.finish()
+                    raw.commit()
+                except lmdb.MapFullError:
+                    return _Retry.GROW
+                except Exception:
+                    if txn.map_full:
+                        return _Retry.GROW
+                    raise
+                finally:
+                    txn.close()
+                    raw.abort()  # a no-op after commit
+        finally:
+            shared.writing.active = False
+        if txn.appended:
+            if self._sync_after_commit:
+                shared.sync()
+            else:
+                shared.committed()
+        return (result,)
+
+    def append(self, events: Sequence[AnyEvent], cause: Cause | None = None) -> list[Envelope]:
+        if not events:
+            self._require_open()
+            return []
+        return self.transact(lambda txn: txn.append(events, cause))
+
+    def last_position(self) -> int:
+        shared = self._require_open()
+        return self._read(lambda txn: tail_position(txn, shared.log_db))
+
+    def read_from(self, position: int) -> Iterator[Envelope]:
+        """Committed envelopes from `position` up to the log's end when iteration starts."""
+        shared = self._require_open()
+        position = max(position, 1)
+        end: int | None = None
+
+        def chunk(txn: lmdb.Transaction) -> list[bytes]:
+            nonlocal end
+            if end is None:
+                end = tail_position(txn, shared.log_db)
+            return read_chunk(txn, shared.log_db, position)[: max(end - position + 1, 0)]
+
+        while True:
+            raws = self._read(chunk)
+            if not raws:
+                return
+            yield from map(decode_envelope, raws)
+            position += len(raws)
+
+    def read_origin(
+        self, origin: str, from_seq: int = 1, to_seq: int | None = None
+    ) -> list[Envelope]:
+        shared = self._require_open()
+        prefix = keys.origin_prefix(origin)
+        last = to_seq if to_seq is not None else (1 << 64) - 1
+
+        def read(txn: lmdb.Transaction) -> list[Envelope]:
+            cursor = txn.cursor(db=shared.origins_db)
+            found: list[Envelope] = []
+            if not cursor.set_range(keys.origin_key(origin, max(from_seq, 1))):
+                return found
+            for key, position in cast(Iterator[tuple[bytes, bytes]], cursor):
+                if not key.startswith(prefix) or keys.seq_of_origin_key(key) > last:
+                    break
+                raw = txn.get(position, db=shared.log_db)
+                if raw is None:
+                    raise LogError(f"origins index points past the log: {origin}")
+                found.append(decode_envelope(cast(bytes, raw)))
+            return found
+
+        return self._read(read)
+
+    def last_origin_seq(self, origin: str) -> int:
+        shared = self._require_open()
+        key = keys.seq_counter_key(origin)
+        return self._read(lambda txn: get_u64(txn, key, shared.meta_db))
+
+    def sync(self) -> None:
+        self._require_open().sync()
+
+    def close(self) -> None:
+        """Release the environment; the last log on it stops the sync timer and syncs."""
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            release(shared)
+
+    def __enter__(self) -> LmdbEventLog:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _read(self, fn: Callable[[lmdb.Transaction], T]) -> T:
+        shared = self._require_open()
+        while True:
+            with shared.gate.shared():
+                try:
+                    txn = shared.env.begin()
+                except lmdb.MapResizedError:
+                    pass
+                else:
+                    try:
+                        return fn(txn)
+                    finally:
+                        txn.abort()
+            shared.adopt_resize()
+
+    def _require_open(self) -> SharedEnv:
+        if self._shared is None:
+            raise LogError("the log is closed")
+        return self._shared

@@ -1,0 +1,149 @@
+"""One write transaction on the LMDB log, and the cursor helpers its reads share."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import cast
+
+import lmdb
+
+from eventstore import keys
+from eventstore.events import AnyEvent, Cause, Envelope, decode_envelope, encode_envelope
+from eventstore.hlc import HybridLogicalClock
+from eventstore.lmdb_env import SharedEnv
+from eventstore.log import LogError
+
+# Reads go in chunks, each in a read transaction of its own, so that no transaction stays open
+# while the caller holds a half-consumed iterator: a map resize in this process would
+# invalidate it. The log is append-only, so chunks read at different times still agree.
+READ_CHUNK = 4096
+
+
+def read_chunk(txn: lmdb.Transaction, db: lmdb._Database, position: int) -> list[bytes]:
+    cursor = txn.cursor(db=db)
+    if not cursor.set_range(keys.u64(max(position, 1))):
+        return []
+    # Transactions are begun without buffers=True, so keys and values are always bytes.
+    values = cast(Iterator[bytes], cursor.iternext(keys=False))
+    return list(itertools.islice(values, READ_CHUNK))
+
+
+def get_u64(txn: lmdb.Transaction, key: bytes, db: lmdb._Database) -> int:
+    value = txn.get(key, db=db)
+    return 0 if value is None else keys.from_u64(cast(bytes, value))
+
+
+def tail_position(txn: lmdb.Transaction, db: lmdb._Database) -> int:
+    cursor = txn.cursor(db=db)
+    return keys.from_u64(cast(bytes, cursor.key())) if cursor.last() else 0
+
+
+class LmdbLogTransaction:
+    """One LMDB write transaction; appends are put straight into it, LMDB keeps them private."""
+
+    def __init__(
+        self,
+        txn: lmdb.Transaction,
+        shared: SharedEnv,
+        node_id: str,
+        clock: HybridLogicalClock,
+        attempt: int,
+    ) -> None:
+        self._txn = txn
+        self._shared = shared
+        self._node_id = node_id
+        self._clock = clock
+        self._attempt = attempt
+        meta = shared.meta_db
+        self._seq_key = keys.seq_counter_key(self._node_id)
+        self._origin_prefix = keys.origin_prefix(self._node_id)
+        self._last_seq = get_u64(txn, self._seq_key, meta)
+        self._hlc = get_u64(txn, keys.META_HLC, meta)
+        self._position = tail_position(txn, shared.log_db)
+        self.appended = 0
+        self.map_full = False
+        self._open = True
+
+    @property
+    def node_id(self) -> str:
+        return self._node_id
+
+    @property
+    def attempt(self) -> int:
+        return self._attempt
+
+    def last_position(self) -> int:
+        self._require_open()
+        return self._position
+
+    def read_from(self, position: int) -> Iterator[Envelope]:
+        """What was committed before this transaction began plus what it appended so far.
+
+        The end is fixed when called: appends made while iterating are not included.
+        """
+        self._require_open()
+        return self._iterate(max(position, 1), self._position)
+
+    def _iterate(self, position: int, end: int) -> Iterator[Envelope]:
+        while position <= end:
+            self._require_open()
+            chunk = read_chunk(self._txn, self._shared.log_db, position)
+            yield from map(decode_envelope, chunk[: end - position + 1])
+            if not chunk:
+                return
+            position += len(chunk)
+
+    def append(self, events: Sequence[AnyEvent], cause: Cause | None = None) -> list[Envelope]:
+        self._require_open()
+        if not events:
+            return []
+        self._hlc = self._clock.tick(self._hlc)
+        tx = self._last_seq + 1
+        stamped = [
+            Envelope(
+                position=self._position + i,
+                origin=self._node_id,
+                origin_seq=tx + i - 1,
+                hlc=self._hlc,
+                tx=tx,
+                event=event,
+                cause=cause,
+            )
+            for i, event in enumerate(events, start=1)
+        ]
+        try:
+            self._put_all(stamped)
+        except lmdb.MapFullError:
+            self.map_full = True  # remembered in case fn swallows the error
+            raise
+        self._position += len(stamped)
+        self._last_seq += len(stamped)
+        self.appended += len(stamped)
+        return stamped
+
+    def _put_all(self, stamped: list[Envelope]) -> None:
+        put, u64, prefix = self._txn.put, keys.u64, self._origin_prefix
+        log_db, origins_db = self._shared.log_db, self._shared.origins_db
+        for envelope in stamped:
+            position = u64(envelope.position)
+            # put() returns False rather than raising on an out-of-order or duplicate key.
+            if not put(position, encode_envelope(envelope), db=log_db, append=True):
+                raise LogError(f"log position {envelope.position} is not past the log's end")
+            origin = prefix + u64(envelope.origin_seq)
+            if not put(origin, position, db=origins_db, overwrite=False):
+                raise LogError(f"{envelope.origin}#{envelope.origin_seq} was already appended")
+
+    def finish(self) -> None:
+        """Store the clock and the sequence counter: once per transaction is enough."""
+        if self.appended:
+            meta = self._shared.meta_db
+            self._txn.put(keys.META_HLC, keys.u64(self._hlc), db=meta)
+            self._txn.put(self._seq_key, keys.u64(self._last_seq), db=meta)
+
+    def close(self) -> None:
+        self._open = False
+
+    def _require_open(self) -> None:
+        if not self._open:
+            raise LogError("the transaction has ended")
