@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
+T_contra = TypeVar("T_contra", contravariant=True)
 
 
-class Reply(Protocol[T]):
+class Reply(Protocol[T_contra]):
     """Where an actor sends the outcome of one request."""
 
-    def ok(self, value: T) -> None: ...
+    def ok(self, value: T_contra) -> None: ...
 
     def fail(self, error: BaseException) -> None: ...
 
@@ -45,10 +47,9 @@ class AsyncReply(Generic[T]):
         self._call(error, None)
 
     def _call(self, error: BaseException | None, value: Any) -> None:
-        try:
+        # RuntimeError: the loop closed at shutdown; nobody is waiting any more.
+        with contextlib.suppress(RuntimeError):
             self._loop.call_soon_threadsafe(_settle, self.future, error, value)
-        except RuntimeError:  # the loop closed at shutdown; nobody is waiting any more
-            pass
 
     async def wait(self, timeout: float) -> T:
         return await asyncio.wait_for(self.future, timeout)

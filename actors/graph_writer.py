@@ -165,15 +165,15 @@ class GraphWriterActor(pykka.ThreadingActor):
             return
         self._dirty = False
         self._publish(caught_up, local=False)
-        appended: list[Envelope] = []
+        # Subscribers see a commit before its callers hear of it, so whoever is answered can
+        # count on hooks and notifications having run.
+        appended = [e for o in outcomes if not isinstance(o, BaseException) for e in o[1]]
+        self._publish(appended, local=True)
         for item, outcome in zip(batch, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 item.reply.fail(outcome)
             else:
-                result, envelopes = outcome
-                appended.extend(envelopes)
-                item.reply.ok(result)
-        self._publish(appended, local=True)
+                item.reply.ok(outcome[0])
         log.debug("events_appended", commands=len(batch), events=len(appended))
 
     def _decide_batch(

@@ -7,6 +7,7 @@ keep an `ActorRef` across a restart.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,10 +28,8 @@ class SupervisorHandle:
     name: str
 
     def report_failure(self, error: BaseException | None) -> None:
-        try:
+        with contextlib.suppress(pykka.ActorDeadError):  # shutting down: nothing to restart
             self.supervisor.tell(_ChildFailed(self.name, repr(error)))
-        except pykka.ActorDeadError:  # shutting down: nothing to restart
-            pass
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,10 +44,8 @@ def start_actors(settings: Settings, event_log: EventLog) -> App:
 
 
 def stop_actors(app: App) -> None:
-    try:
+    with contextlib.suppress(pykka.ActorDeadError):  # already stopped
         app.supervisor.stop(block=True, timeout=STOP_TIMEOUT)
-    except pykka.ActorDeadError:  # already stopped
-        pass
     # Anything started outside the supervisor (or left by a failed start) must not keep the
     # process alive: pykka's threads are not daemons.
     pykka.ActorRegistry.stop_all(block=True, timeout=STOP_TIMEOUT)

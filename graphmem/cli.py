@@ -6,13 +6,22 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from tqdm import tqdm  # type: ignore[import-untyped]
+
+from graphmem.app import running
 from graphmem.config import Settings, SettingsError
 from graphmem.logs import configure_logging
+from graphmem.migration import (
+    MemoryFileError,
+    export_jsonl,
+    import_memory,
+    read_memory_file,
+    write_atomic,
+)
+from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serve_http, serve_stdio
 
 
 def _host_port(value: str) -> tuple[str, int]:
-    from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
-
     if not value:
         return DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
     host, sep, port = value.rpartition(":")
@@ -21,7 +30,9 @@ def _host_port(value: str) -> tuple[str, int]:
     try:
         number = int(port)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:8765)") from None
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:8765)"
+        ) from None
     if not 0 < number < 65536:
         raise argparse.ArgumentTypeError(f"port {number} is outside 1-65535")
     return host.strip("[]") or DEFAULT_HTTP_HOST, number
@@ -53,7 +64,47 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="serve streamable HTTP instead of stdio (default 127.0.0.1:8765)",
     )
+    import_ = commands.add_parser(
+        "import",
+        help="import an official memory file (memory.jsonl or legacy memory.json)",
+        description="Import the official memory server's file into the graph: JSONL, or the "
+        "legacy single-document memory.json. Idempotent: only what the graph lacks is added "
+        "(missing entities, the observations existing entities lack, missing relations), so "
+        "importing the same file again changes nothing. Malformed lines and relations to "
+        "missing entities are reported with their line numbers and skipped. Shows progress "
+        "on stderr and prints a summary on stdout. Exit code 0 when the import ran (even "
+        "with problems reported), 1 when the file cannot be read.",
+    )
+    import_.add_argument("file", metavar="FILE", help="the memory file to import")
+    import_.add_argument(
+        "--batch-size",
+        type=_positive,
+        default=1000,
+        metavar="N",
+        help="records per command, i.e. per log transaction (default 1000)",
+    )
+    export = commands.add_parser(
+        "export",
+        help="write the graph in the official memory file format (JSONL)",
+        description="Write the whole graph, as one consistent snapshot, in the official "
+        "memory server's JSONL format, byte for byte as it writes the file itself: point "
+        "MEMORY_FILE_PATH at the result and the official server reads it. Writes to stdout, "
+        "or with -o atomically replaces FILE (temp file, then rename).",
+    )
+    export.add_argument(
+        "-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout"
+    )
     return parser
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number} is not positive")
+    return number
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,17 +121,87 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = args.command or "serve"
     if command == "serve":
         return _serve(settings, getattr(args, "http", None))
+    if command == "import":
+        return _import(settings, args.file, args.batch_size)
+    if command == "export":
+        return _export(settings, args.output)
     parser.print_help(sys.stderr)
     return 2
 
 
 def _serve(settings: Settings, http: tuple[str, int] | None) -> int:
-    from graphmem.app import running
-    from graphmem.transports import serve_http, serve_stdio
-
     with running(settings) as app:
         if http is None:
             serve_stdio(app)
         else:
             serve_http(app, *http)
+    return 0
+
+
+SHOWN_PROBLEMS = 20
+
+
+def _import(settings: Settings, file: str, batch_size: int) -> int:
+    try:
+        parsed = read_memory_file(file)
+    except MemoryFileError as problem:
+        print(f"graphmem import: {problem}", file=sys.stderr)
+        return 1
+    if parsed.problems and not (parsed.entities or parsed.relations):
+        print(
+            f"graphmem import: {file} is not a memory file: no line holds an entity or a "
+            f"relation (first problem: {parsed.problems[0]})",
+            file=sys.stderr,
+        )
+        return 1
+    with (
+        running(settings) as app,
+        tqdm(
+            total=len(parsed.entities) + len(parsed.relations),
+            file=sys.stderr,
+            unit="record",
+            desc="importing",
+            dynamic_ncols=True,
+        ) as bar,
+    ):
+
+        def progress(done: int, total: int) -> None:
+            bar.update(done - bar.n)
+
+        report = import_memory(app.graph, parsed, batch_size=batch_size, progress=progress)
+    kind = "legacy JSON document" if report.format == "legacy-json" else "JSONL"
+    print(f"Imported {file} ({kind}) into {settings.data_dir}")
+    print(
+        f"  entities:     {report.entities_created} created, "
+        f"{report.entities_present} already present"
+    )
+    print(
+        f"  observations: {report.observations_added} added, "
+        f"{report.observations_present} already present"
+    )
+    print(
+        f"  relations:    {report.relations_created} created, "
+        f"{report.relations_present} already present"
+    )
+    print(f"  skipped (already present): {report.skipped}")
+    print(f"  problems:     {len(report.problems)}")
+    for shown in report.problems[:SHOWN_PROBLEMS]:
+        print(f"    {shown}")
+    if len(report.problems) > SHOWN_PROBLEMS:
+        print(f"    ... and {len(report.problems) - SHOWN_PROBLEMS} more")
+    return 0
+
+
+def _export(settings: Settings, output: str | None) -> int:
+    with running(settings) as app:
+        data = app.graph.query_blocking(export_jsonl)
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return 0
+    try:
+        write_atomic(output, data)
+    except OSError as error:
+        print(f"graphmem export: cannot write {output}: {error}", file=sys.stderr)
+        return 1
     return 0

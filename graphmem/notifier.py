@@ -9,6 +9,7 @@ sent both ways.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
 from typing import Any
 
@@ -27,7 +28,7 @@ GRAPH_URI = "memory://knowledge-graph"
 def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
     # The SDK offers no public handle on the connection for pushes outside a request
     # (marked TODO(L53) upstream); this is the one place that reaches for it.
-    return ctx.session._connection  # noqa: SLF001
+    return ctx.session._connection
 
 
 class Notifier:
@@ -83,7 +84,5 @@ class Notifier:
         loop = self._loop
         if published.local or loop is None or loop.is_closed():
             return
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             loop.call_soon_threadsafe(lambda: loop.create_task(self.resource_updated()))
-        except RuntimeError:  # the loop closed meanwhile
-            pass

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import mcp.types as types
 import structlog
+from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
@@ -144,7 +144,9 @@ def build_server(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         if str(params.uri) != GRAPH_URI:
-            raise MCPError(-32002, f"Resource {params.uri} not found; the one resource is {GRAPH_URI}")
+            raise MCPError(
+                -32002, f"Resource {params.uri} not found; the one resource is {GRAPH_URI}"
+            )
         value = await graph.query(whole_graph)
         return types.ReadResourceResult(
             contents=[

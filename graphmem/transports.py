@@ -12,6 +12,7 @@ from mcp.server.stdio import stdio_server
 from graphmem.app import App
 from graphmem.notifier import Notifier
 from graphmem.server import build_server
+from graphmem.wire_guard import guard
 
 log = structlog.get_logger(__name__)
 
@@ -27,8 +28,9 @@ def serve_stdio(app: App) -> None:
 
     async def main() -> None:
         notifier.bind_loop(asyncio.get_running_loop())
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        async with stdio_server() as (read, write), anyio.create_task_group() as group:
+            guarded = await guard(read, write, group)
+            await server.run(guarded, write, server.create_initialization_options())
 
     try:
         anyio.run(main)

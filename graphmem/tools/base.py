@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import mcp.types as types
 import msgspec
+from mcp import types
 
 from actors.gateway import GraphGateway
 from eventstore.events import Cause
@@ -53,7 +53,7 @@ class ToolOutcome:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=t) for t in self.texts],
             structured_content=self.structured,
-            is_error=self.is_error or None,
+            is_error=self.is_error,
         )
 
 
@@ -90,7 +90,8 @@ def parse_args(tool_name: str, args: dict[str, Any], shape: type[T]) -> T:
 
 
 def invalid_arguments(tool_name: str, detail: str) -> str:
-    return f"MCP error -32602: Input validation error: Invalid arguments for tool {tool_name}: {detail}"
+    prefix = "MCP error -32602: Input validation error: Invalid arguments for tool"
+    return f"{prefix} {tool_name}: {detail}"
 
 
 # Tabs and line breaks are ordinary in observation text; no other control character is.

@@ -44,14 +44,14 @@ from graphmem.tools.graph_values import entity_value, relation_value, subgraph_v
 
 class EntityArg(msgspec.Struct):
     name: str
-    entityType: str  # noqa: N815 - wire name
+    entityType: str
     observations: list[str]
 
 
 class RelationArg(msgspec.Struct):
     from_: str = msgspec.field(name="from")
     to: str = msgspec.field()
-    relationType: str = msgspec.field()  # noqa: N815 - wire name
+    relationType: str = msgspec.field()
 
 
 class CreateEntitiesArgs(msgspec.Struct):
@@ -63,7 +63,7 @@ class RelationsArgs(msgspec.Struct):
 
 
 class ObservationArg(msgspec.Struct):
-    entityName: str  # noqa: N815 - wire name
+    entityName: str
     contents: list[str]
 
 
@@ -72,11 +72,11 @@ class AddObservationsArgs(msgspec.Struct):
 
 
 class DeleteEntitiesArgs(msgspec.Struct):
-    entityNames: list[str]  # noqa: N815 - wire name
+    entityNames: list[str]
 
 
 class DeletionArg(msgspec.Struct):
-    entityName: str  # noqa: N815 - wire name
+    entityName: str
     observations: list[str]
 
 

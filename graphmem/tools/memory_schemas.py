@@ -4,7 +4,7 @@ shared/reference/official-memory-contract.md A4), with the main-branch changes w
 
 from __future__ import annotations
 
-import mcp.types as types
+from mcp import types
 
 from graphmem.tools.schema import Schema, array, closed_copy, obj, root, string
 
@@ -27,12 +27,12 @@ RELATION = obj(
     ["from", "to", "relationType"],
 )
 GRAPH_OUTPUT = root(
-    closed_copy(obj({"entities": array(ENTITY), "relations": array(RELATION)}, ["entities", "relations"]))
+    closed_copy(
+        obj({"entities": array(ENTITY), "relations": array(RELATION)}, ["entities", "relations"])
+    )
 )
 STATUS_OUTPUT = root(
-    closed_copy(
-        obj({"success": {"type": "boolean"}, "message": string()}, ["success", "message"])
-    )
+    closed_copy(obj({"success": {"type": "boolean"}, "message": string()}, ["success", "message"]))
 )
 
 WRITE = types.ToolAnnotations(
@@ -47,7 +47,7 @@ READ = types.ToolAnnotations(
 FORBIDDEN_TASKS = types.ToolExecution(task_support="forbidden")
 
 
-def tool(
+def tool(  # noqa: PLR0917 - one positional per field of the official table
     name: str,
     title: str,
     description: str,

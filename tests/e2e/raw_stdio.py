@@ -1,0 +1,112 @@
+"""A raw JSON-RPC client over a graphmem stdio process: bytes in, lines out, for what a
+well-behaved SDK client cannot send (invalid UTF-8, lone surrogates) or should not hide."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.support import server_params
+
+READ_TIMEOUT = 30.0
+
+
+class RawServer:
+    def __init__(self, data_dir: Path, log_level: str = "WARNING") -> None:
+        params = server_params(data_dir, GRAPHMEM_LOG_LEVEL=log_level)
+        self.process = subprocess.Popen(
+            [sys.executable, *params.args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=params.env,
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.stdout_lines: list[bytes] = []
+        self.stderr: list[bytes] = []
+        self._threads = [
+            threading.Thread(target=self._pump, daemon=True),
+            threading.Thread(target=self._drain_stderr, daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+        self._next_id = 0
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.stdout_lines.append(line)
+            self.lines.put(line)
+
+    def _drain_stderr(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.stderr.append(line)
+
+    def send_bytes(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data + b"\n")
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> int:
+        self._next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send_bytes(json.dumps(message).encode())
+        return self._next_id
+
+    def notify(self, method: str) -> None:
+        self.send_bytes(json.dumps({"jsonrpc": "2.0", "method": method}).encode())
+
+    def read_line(self) -> bytes:
+        return self.lines.get(timeout=READ_TIMEOUT)
+
+    def response(self, request_id: int) -> dict[str, Any]:
+        """Read lines until the response to `request_id`; every line must be JSON-RPC."""
+        while True:
+            message = json.loads(self.read_line())
+            assert message.get("jsonrpc") == "2.0", message
+            if message.get("id") == request_id and "method" not in message:
+                result: dict[str, Any] = message
+                return result
+
+    def initialize(self) -> dict[str, Any]:
+        request_id = self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        )
+        answer = self.response(request_id)
+        self.notify("notifications/initialized")
+        return answer
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self.response(
+            self.request("tools/call", {"name": name, "arguments": arguments})
+        )
+        return result
+
+    def close(self) -> int:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            code = self.process.wait(timeout=READ_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=READ_TIMEOUT)
+            raise
+        for thread in self._threads:  # every byte the process wrote has been read
+            thread.join(timeout=READ_TIMEOUT)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+        return code

@@ -1,0 +1,58 @@
+"""What goes over the stdio wire: only protocol messages on stdout, logs on stderr as JSON,
+and bytes no SDK client would send."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.raw_stdio import RawServer
+
+
+def test_stdout_carries_only_protocol_messages_and_logs_are_json_on_stderr(
+    tmp_path: Path,
+) -> None:
+    server = RawServer(tmp_path, log_level="INFO")
+    try:
+        server.initialize()
+        server.call_tool(
+            "create_entities",
+            {"entities": [{"name": "A", "entityType": "t", "observations": ["o"]}]},
+        )
+        server.call_tool("read_graph", {})
+        server.call_tool("no_such_tool", {})
+    finally:
+        assert server.close() == 0
+    for line in server.stdout_lines:
+        message = json.loads(line)
+        assert message["jsonrpc"] == "2.0"
+    assert server.stderr, "expected log lines on stderr"
+    logged = [json.loads(line) for line in server.stderr]
+    assert any(entry.get("event") == "tool_called" for entry in logged)
+    assert all("level" in entry and "timestamp" in entry for entry in logged)
+
+
+def test_invalid_unicode_on_the_wire_gets_an_error_and_the_server_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    server = RawServer(tmp_path)
+    try:
+        server.initialize()
+        # A lone surrogate escaped in JSON is valid JSON but not storable text.
+        request = (
+            b'{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"create_entities",'
+            b'"arguments":{"entities":[{"name":"x","entityType":"t",'
+            b'"observations":["bad \\ud800"]}]}}}'
+        )
+        server.send_bytes(request)
+        answer = server.response(100)
+        assert answer["result"]["isError"] is True
+        assert "lone surrogate" in answer["result"]["content"][0]["text"]
+        # Raw bytes that are not UTF-8 at all: a protocol fault, answered or dropped, never fatal.
+        server.send_bytes(
+            b'{"jsonrpc":"2.0","id":101,"method":"tools/list","params":{"x":"\xff\xfe"}}'
+        )
+        after = server.call_tool("read_graph", {})
+        assert after["result"]["structuredContent"] == {"entities": [], "relations": []}
+    finally:
+        assert server.close() == 0
