@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 
 import anyio
 import structlog
 import uvicorn
 from mcp.server.stdio import stdio_server
+from uvicorn.server import HANDLED_SIGNALS
 
 from graphmem.app import App
 from graphmem.notifier import Notifier
@@ -38,13 +43,34 @@ def serve_stdio(app: App) -> None:
         app.graph.unsubscribe(notifier.on_published)
 
 
+class _UvicornServer(uvicorn.Server):
+    """uvicorn, except that a stop signal only stops the HTTP service.
+
+    uvicorn re-raises a caught SIGTERM once its own shutdown is done, and SIGTERM's default
+    action ends the process on the spot: the actors would never stop nor the log close. Here
+    the signal makes `serve_http` return, and the caller's shutdown runs as on any other exit.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():  # signals: main only
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in HANDLED_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
 def serve_http(app: App, host: str, port: int) -> None:
     notifier = Notifier()
     server = build_server(app.graph, notifier)
     app.graph.subscribe(notifier.on_published)
     asgi = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
     config = uvicorn.Config(asgi, host=host, port=port, log_config=None, lifespan="on")
-    http = uvicorn.Server(config)
+    http = _UvicornServer(config)
 
     async def main() -> None:
         notifier.bind_loop(asyncio.get_running_loop())

@@ -1,0 +1,127 @@
+"""A real `graphmem serve --http` process on a free loopback port, started and stopped for tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HOST = "127.0.0.1"
+START_TIMEOUT = 30.0
+STOP_TIMEOUT = 10.0
+POLL_INTERVAL = 0.05
+TAIL_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class HttpService:
+    """One running service: where to reach it, where it keeps its data, where it logs."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    data_dir: Path
+    log_path: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}/mcp"
+
+    def log_tail(self) -> str:
+        text = self.log_path.read_text(errors="replace")
+        return f"--- last of {self.log_path} ---\n{text[-TAIL_CHARS:]}"
+
+
+def free_port() -> int:
+    # Another process could take the port before the service binds it; on loopback, in a
+    # test run, that window is small enough to accept.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((HOST, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _accepts_connections(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def _wait_until_accepting(service: HttpService) -> None:
+    # uvicorn binds only after the app's lifespan has started, so an accepted connection
+    # means the MCP session manager is ready.
+    deadline = time.monotonic() + START_TIMEOUT
+    pause = threading.Event()
+    while not _accepts_connections(service.port):
+        if service.process.poll() is not None:
+            pytest.fail(
+                f"graphmem serve --http exited with {service.process.returncode} before "
+                f"accepting connections\n{service.log_tail()}"
+            )
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"graphmem serve --http not accepting after {START_TIMEOUT:g} s\n"
+                f"{service.log_tail()}"
+            )
+        pause.wait(POLL_INTERVAL)
+
+
+def _stop(service: HttpService) -> None:
+    """SIGTERM, then a bounded wait; a service that needs SIGKILL fails the test."""
+    process = service.process
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        returncode = process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=STOP_TIMEOUT)
+        pytest.fail(
+            f"graphmem serve --http still running {STOP_TIMEOUT:g} s after SIGTERM; killed\n"
+            f"{service.log_tail()}"
+        )
+    assert returncode == 0, f"exit status {returncode} after SIGTERM\n{service.log_tail()}"
+    assert "graphmem_stopped" in service.log_path.read_text(errors="replace"), (
+        f"the service exited without its orderly shutdown\n{service.log_tail()}"
+    )
+
+
+@contextmanager
+def http_service(data_dir: Path, log_path: Path) -> Iterator[HttpService]:
+    """Run `python -m graphmem serve --http` on `data_dir` until the block ends."""
+    port = free_port()
+    env = {
+        "GRAPHMEM_DIR": str(data_dir),
+        "GRAPHMEM_LOG_LEVEL": "INFO",
+        "PATH": os.environ.get("PATH", ""),
+    }
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "graphmem", "serve", "--http", f"{HOST}:{port}"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+        )
+    service = HttpService(process, port, data_dir, log_path)
+    try:
+        _wait_until_accepting(service)
+    except BaseException:
+        process.kill()
+        process.wait(timeout=STOP_TIMEOUT)
+        raise
+    try:
+        yield service
+    finally:
+        _stop(service)
