@@ -17,6 +17,7 @@ from uvicorn.server import HANDLED_SIGNALS
 from graphmem.app import App
 from graphmem.notifier import Notifier
 from graphmem.server import build_server
+from graphmem.stdio_transport import fast_stdio_server, stdio_is_streamable
 from graphmem.wire_guard import guard
 
 log = structlog.get_logger(__name__)
@@ -33,9 +34,10 @@ def serve_stdio(app: App) -> None:
 
     async def main() -> None:
         notifier.bind_loop(asyncio.get_running_loop())
-        async with stdio_server() as (read, write), anyio.create_task_group() as group:
-            guarded = await guard(read, write, group)
-            await server.run(guarded, write, server.create_initialization_options())
+        transport = fast_stdio_server() if stdio_is_streamable() else stdio_server()
+        async with transport as (read, write), anyio.create_task_group() as group:
+            guarded_read, guarded_write = await guard(read, write, group)
+            await server.run(guarded_read, guarded_write, server.create_initialization_options())
 
     try:
         anyio.run(main)

@@ -79,9 +79,57 @@ def reply_for(problem: Exception) -> SessionMessage | None:
     return SessionMessage(error)
 
 
-async def guard(read_stream: Any, write_stream: Any, task_group: Any) -> Any:
-    """A read stream like the SDK's, minus unparsable lines, which are answered here."""
+DRAIN_TIMEOUT = 30.0
+
+
+class _InFlight:
+    """Request ids read from the client and not yet answered."""
+
+    def __init__(self) -> None:
+        self.ids: set[Any] = set()
+        self.empty = anyio.Event()
+        self.empty.set()
+
+    def started(self, request_id: Any) -> None:
+        self.ids.add(request_id)
+        self.empty = anyio.Event()
+
+    def answered(self, request_id: Any) -> None:
+        self.ids.discard(request_id)
+        if not self.ids:
+            self.empty.set()
+
+
+class _AnsweringWriteStream:
+    """The SDK's write stream, noting which requests have been answered."""
+
+    def __init__(self, inner: Any, in_flight: _InFlight) -> None:
+        self._inner = inner
+        self._in_flight = in_flight
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        message = getattr(item, "message", None)
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._in_flight.answered(message.id)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _AnsweringWriteStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+async def guard(read_stream: Any, write_stream: Any, task_group: Any) -> tuple[Any, Any]:
+    """Read and write streams like the SDK's, with two differences: unparsable lines are
+    answered here, and when the client closes its side, requests already read are answered
+    before the server sees the end (the SDK would fail them with "Connection closed")."""
     send, receive = anyio.create_memory_object_stream[Any](0)
+    in_flight = _InFlight()
+    answering = _AnsweringWriteStream(write_stream, in_flight)
 
     async def pump() -> None:
         async with send:
@@ -92,7 +140,11 @@ async def guard(read_stream: Any, write_stream: Any, task_group: Any) -> Any:
                     if reply is not None:
                         await write_stream.send(reply)
                     continue
+                if isinstance(item.message, types.JSONRPCRequest):
+                    in_flight.started(item.message.id)
                 await send.send(item)
+            with anyio.move_on_after(DRAIN_TIMEOUT):
+                await in_flight.empty.wait()
 
     task_group.start_soon(pump)
-    return receive
+    return receive, answering

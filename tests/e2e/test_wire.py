@@ -4,9 +4,12 @@ and bytes no SDK client would send."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.e2e.raw_stdio import RawServer
+from tests.e2e.support import server_params
 
 
 def test_stdout_carries_only_protocol_messages_and_logs_are_json_on_stderr(
@@ -56,3 +59,49 @@ def test_invalid_unicode_on_the_wire_gets_an_error_and_the_server_keeps_serving(
         assert after["result"]["structuredContent"] == {"entities": [], "relations": []}
     finally:
         assert server.close() == 0
+
+
+def test_requests_read_before_stdin_closes_are_answered_even_from_regular_files(
+    tmp_path: Path,
+) -> None:
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        "\n".join(
+            json.dumps(m)
+            for m in [
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "file", "version": "0"},
+                    },
+                },
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "read_graph", "arguments": {}},
+                },
+            ]
+        )
+        + "\n"
+    )
+    out = tmp_path / "responses.jsonl"
+    params = server_params(tmp_path / "data")
+    with requests.open("rb") as stdin, out.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, *params.args],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+            env=params.env,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0
+    answers = {m["id"]: m for m in map(json.loads, out.read_text().splitlines())}
+    assert answers[2]["result"]["structuredContent"] == {"entities": [], "relations": []}
