@@ -1,0 +1,210 @@
+"""decide(graph, command): the pure core of the graph writer — commands in, events out.
+
+Semantics are the official memory server's, as on its `main` branch (dangling relations are
+rejected, duplicates within one batch are skipped, skips and misses are reported). decide
+never mutates the graph; it raises a CommandRejectedError to refuse a command, and then
+nothing is written. Every event of one decision is appended in one transaction, stamped in
+order, so an entity's creation is older than the observations written with it.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+import msgspec
+
+from actors.commands import (
+    AddObservations,
+    Command,
+    CommandResult,
+    CreateEntities,
+    CreateRelations,
+    DeleteEntities,
+    DeleteObservations,
+    DeleteRelations,
+    EntitiesCreated,
+    EntitiesDeleted,
+    EntityInput,
+    ObservationsAdded,
+    ObservationsAddedItem,
+    ObservationsDeleted,
+    RelationInput,
+    RelationsCreated,
+    RelationsDeleted,
+)
+from actors.errors import EntityNotFoundError
+from eventstore.events import (
+    AnyEvent,
+    EntityCreated,
+    EntityDeleted,
+    ObservationAdded,
+    ObservationDeleted,
+    RelationCreated,
+    RelationDeleted,
+)
+from projections.graph import GraphProjection
+
+__all__ = ["Decision", "decide"]
+
+
+class Decision(msgspec.Struct, frozen=True):
+    """The events to append (possibly none) and the result to answer with once they are."""
+
+    events: list[AnyEvent]
+    result: CommandResult
+
+
+def decide(graph: GraphProjection, command: Command) -> Decision:
+    """Decide `command` against `graph`; raises CommandRejectedError to reject it."""
+    match command:
+        case CreateEntities():
+            return _create_entities(graph, command)
+        case CreateRelations():
+            return _create_relations(graph, command)
+        case AddObservations():
+            return _add_observations(graph, command)
+        case DeleteEntities():
+            return _delete_entities(graph, command)
+        case DeleteObservations():
+            return _delete_observations(graph, command)
+        case DeleteRelations():
+            return _delete_relations(graph, command)
+        case _:
+            assert_never(command)
+
+
+def _create_entities(graph: GraphProjection, command: CreateEntities) -> Decision:
+    """create_entities: skip a name that is alive or came earlier in the batch (`skipped`
+    lists each skipped input's name, in input order; its type and observations are dropped).
+    A created entity gets EntityCreated, then one ObservationAdded per observation in the
+    given order, duplicates included (the official server stores them as given)."""
+    events: list[AnyEvent] = []
+    created: list[EntityInput] = []
+    skipped: list[str] = []
+    seen: set[str] = set()
+    for entity in command.entities:
+        if entity.name in seen or graph.has_entity(entity.name):
+            skipped.append(entity.name)
+            continue
+        seen.add(entity.name)
+        created.append(entity)
+        events.append(EntityCreated(name=entity.name, entity_type=entity.entity_type))
+        events.extend(
+            ObservationAdded(entity=entity.name, content=content) for content in entity.observations
+        )
+    return Decision(events, EntitiesCreated(created, skipped))
+
+
+def _create_relations(graph: GraphProjection, command: CreateRelations) -> Decision:
+    """create_relations: first the whole batch is checked, in order, `from` before `to`: an
+    endpoint that is not an alive entity rejects the command (EntityNotFoundError) and nothing
+    is written. Then a triple that is visible or came earlier in the batch is skipped (listed
+    in `skipped`); the others get RelationCreated (weight 1.0). Self-relations are allowed."""
+    for relation in command.relations:
+        for endpoint in (relation.from_entity, relation.to_entity):
+            if not graph.has_entity(endpoint):
+                raise EntityNotFoundError(endpoint)
+    events: list[AnyEvent] = []
+    created: list[RelationInput] = []
+    skipped: list[RelationInput] = []
+    seen: set[tuple[str, str, str]] = set()
+    for relation in command.relations:
+        key = (relation.from_entity, relation.to_entity, relation.relation_type)
+        if key in seen or graph.has_relation(*key):
+            skipped.append(relation)
+            continue
+        seen.add(key)
+        created.append(relation)
+        events.append(RelationCreated(from_entity=key[0], to_entity=key[1], relation_type=key[2]))
+    return Decision(events, RelationsCreated(created, skipped))
+
+
+def _add_observations(graph: GraphProjection, command: AddObservations) -> Decision:
+    """add_observations: an item naming an entity that is not alive rejects the command
+    (EntityNotFoundError for the first such item) and nothing is written. Per item, in order,
+    each content not among the entity's observations as they stood before this item is added,
+    so duplicates within one `contents` list are both added and a later item for the same
+    entity sees the earlier item's additions (as the official server does)."""
+    for item in command.observations:
+        if not graph.has_entity(item.entity_name):
+            raise EntityNotFoundError(item.entity_name)
+    events: list[AnyEvent] = []
+    results: list[ObservationsAddedItem] = []
+    present: dict[str, set[str]] = {}
+    for item in command.observations:
+        name = item.entity_name
+        existing = present.get(name)
+        if existing is None:
+            existing = present[name] = set(graph.observations(name))
+        added = [content for content in item.contents if content not in existing]
+        existing.update(added)
+        events.extend(ObservationAdded(entity=name, content=content) for content in added)
+        results.append(ObservationsAddedItem(name, added))
+    return Decision(events, ObservationsAdded(results))
+
+
+def _delete_entities(graph: GraphProjection, command: DeleteEntities) -> Decision:
+    """delete_entities: EntityDeleted for each distinct alive name, then RelationDeleted for
+    each visible relation touching one of them, each once, in creation order. Missing names
+    are not an error. Counts: `requested` = len(entity_names); `deleted` = distinct alive
+    names deleted; `not_found` = distinct names that were not alive, in input order."""
+    deleted: list[str] = []
+    not_found: list[str] = []
+    seen: set[str] = set()
+    for name in command.entity_names:
+        if name in seen:
+            continue
+        seen.add(name)
+        (deleted if graph.has_entity(name) else not_found).append(name)
+    events: list[AnyEvent] = [EntityDeleted(name=name) for name in deleted]
+    events.extend(
+        RelationDeleted(
+            from_entity=relation.from_entity,
+            to_entity=relation.to_entity,
+            relation_type=relation.relation_type,
+        )
+        for relation in graph.relations_of_any(deleted)
+    )
+    result = EntitiesDeleted(len(command.entity_names), len(deleted), not_found)
+    return Decision(events, result)
+
+
+def _delete_observations(graph: GraphProjection, command: DeleteObservations) -> Decision:
+    """delete_observations: for each item on an alive entity, ObservationDeleted for each
+    listed content currently present (each (entity, content) once); it removes every
+    occurrence of that content. Missing entities and contents are not an error. Counts:
+    `requested` = all listed contents, duplicates included; `deleted` = distinct listed
+    (entity, content) pairs that were present; `entities_not_found` = distinct names that were
+    not alive, in input order."""
+    events: list[AnyEvent] = []
+    requested = 0
+    not_found: dict[str, None] = {}
+    done: set[tuple[str, str]] = set()
+    for item in command.deletions:
+        name = item.entity_name
+        requested += len(item.observations)
+        if not graph.has_entity(name):
+            not_found[name] = None
+            continue
+        present = set(graph.observations(name))
+        for content in item.observations:
+            if content in present and (name, content) not in done:
+                done.add((name, content))
+                events.append(ObservationDeleted(entity=name, content=content))
+    return Decision(events, ObservationsDeleted(requested, len(done), list(not_found)))
+
+
+def _delete_relations(graph: GraphProjection, command: DeleteRelations) -> Decision:
+    """delete_relations: RelationDeleted for each listed triple that is visible, each once.
+    A miss is not an error. Counts: `requested` = len(relations); `deleted` = distinct listed
+    triples that were visible."""
+    events: list[AnyEvent] = []
+    done: set[tuple[str, str, str]] = set()
+    for relation in command.relations:
+        key = (relation.from_entity, relation.to_entity, relation.relation_type)
+        if key not in done and graph.has_relation(*key):
+            done.add(key)
+            events.append(
+                RelationDeleted(from_entity=key[0], to_entity=key[1], relation_type=key[2])
+            )
+    return Decision(events, RelationsDeleted(len(command.relations), len(done)))

@@ -1,0 +1,496 @@
+"""GraphProjection: the CRDT fold of the log into entities, observations and relations.
+
+Every element is decided by last-writer-wins on the stamp `(hlc, origin, origin_seq)`, so the
+read model depends only on the set of envelopes applied, never on their order, grouping or
+repetition (ARCHITECTURE §3):
+
+- an entity is alive iff its latest EntityCreated is newer than its latest EntityDeleted. Its
+  type is an LWW register (EntityCreated, EntityUpdated). A creation starts it fresh: nothing
+  stamped before it (observations, type writes, relations) shows through.
+- each ObservationAdded is one occurrence, visible iff the entity is alive and the occurrence
+  is newer than its latest creation and its content's latest ObservationDeleted.
+- a relation (from, to, type) is visible iff its latest RelationCreated is newer than its latest
+  RelationDeleted and than both endpoints' latest creations, and both endpoints are alive. Its
+  attributes are per-field LWW registers (RelationCreated writes all, RelationUpdated some).
+
+What can never become visible again is dropped; the newest stamps are kept, so late older
+events are still rejected. Listings follow the latest creation stamp. Events almost always
+arrive in stamp order, so records stay in insertion order and are re-sorted lazily, on the next
+read, only after an out-of-order stamp: reads may reorganise internal dicts, so use one
+projection from one thread at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import msgspec
+
+from eventstore.events import (
+    EntityCreated,
+    EntityDeleted,
+    EntityUpdated,
+    Envelope,
+    ObservationAdded,
+    ObservationDeleted,
+    RelationCreated,
+    RelationDeleted,
+    RelationUpdated,
+)
+from projections.views import EntityView, GraphSnapshot, RelationView
+
+__all__ = ["EntityView", "GraphProjection", "GraphSnapshot", "RelationKey", "RelationView"]
+
+RelationKey = tuple[str, str, str]
+"""(from_entity, to_entity, relation_type)"""
+
+_RELATION_ATTRIBUTES = (
+    "weight",
+    "properties",
+    "valid_at",
+    "invalid_at",
+    "source_session",
+    "source_transcript",
+    "source_type",
+)
+
+
+# Fold records are invisible to the cycle collector (gc=False): a replay creates millions of
+# them, and full collections over them would cost more than the fold itself. They must never
+# form a cycle, so a relation names its endpoints instead of pointing at their records.
+
+
+class _Stamp(msgspec.Struct, frozen=True, order=True, gc=False, array_like=True):
+    """A stamp `(hlc, origin, origin_seq)`, ordered like the tuple; as an untracked object it
+    keeps the dicts it keys untracked too."""
+
+    hlc: int
+    origin: str
+    origin_seq: int
+
+
+_ZERO = _Stamp(0, "", 0)
+
+
+class _Entity(msgspec.Struct, gc=False):
+    """Fold state of one entity name, alive or not (tombstones are kept for LWW)."""
+
+    created: _Stamp
+    entity_type: str
+    type_stamp: _Stamp
+    # The newest stamp of anything that gates or orders occurrences (creation, deletion, content
+    # deletions, stored occurrences): an occurrence newer than it is visible while the entity
+    # is alive, and is simply appended, which keeps `occ` in stamp order.
+    watermark: _Stamp
+    alive: bool = False  # created > deleted, kept as a flag so checks need not touch stamps
+    deleted: _Stamp = _ZERO
+    # Stored occurrences, stamp -> content. Invariant: each is newer than `created`, `deleted`
+    # and its content's latest deletion, so it is visible exactly while the entity is alive.
+    occ: dict[_Stamp, str] = {}
+    occ_unsorted: bool = False
+    content_deleted: dict[str, _Stamp] | None = None
+    # Incident relations: a small tuple while there are few (cheap to build during a replay),
+    # then an insertion-ordered set. Relation records are never removed, so both only grow.
+    edges: tuple[_Relation, ...] | dict[_Relation, None] | None = None
+
+
+class _Relation(msgspec.Struct, gc=False, eq=False):
+    """Fold state of one relation key; `visible` is kept current by every event touching it."""
+
+    key: RelationKey
+    created: _Stamp = _ZERO
+    # The latest creation, which wrote every attribute at `created`.
+    base: RelationCreated | None = None
+    deleted: _Stamp = _ZERO
+    visible: bool = False
+    # Attributes written by a RelationUpdated newer than `created`: field -> (stamp, value).
+    updates: dict[str, tuple[_Stamp, Any]] | None = None
+
+
+_SMALL_EDGES = 8
+
+
+def _add_edge(entity: _Entity, relation: _Relation) -> None:
+    edges = entity.edges
+    if edges is None:
+        entity.edges = (relation,)
+    elif isinstance(edges, tuple):
+        if len(edges) < _SMALL_EDGES:
+            entity.edges = (*edges, relation)
+        else:
+            entity.edges = dict.fromkeys((*edges, relation))
+    else:
+        edges[relation] = None
+
+
+class GraphProjection:
+    """Entities, observations, relations and adjacency, folded from envelopes (pure, no I/O)."""
+
+    name = "graph"
+    version = 1
+
+    def __init__(self) -> None:
+        self.position = 0
+        self._entities: dict[str, _Entity] = {}
+        self._entities_last = _ZERO
+        self._entities_unsorted = False
+        self._alive = 0
+        self._relations: dict[RelationKey, _Relation] = {}
+        self._relations_last = _ZERO
+        self._relations_unsorted = False
+        self._visible = 0
+
+    # --- applying -------------------------------------------------------------------------
+
+    def apply(self, envelope: Envelope) -> None:
+        self.apply_all((envelope,))
+
+    def apply_all(self, envelopes: Iterable[Envelope]) -> None:
+        # A rebuild folds the whole log, so this loop is kept tight: the two most common cases,
+        # an in-order observation and a new entity, are inlined; everything else dispatches on
+        # the event's type through a dict of handlers. Schema and marker events have none and
+        # only advance the position.
+        get_handler = _HANDLERS.get
+        entities = self._entities
+        get_entity = entities.get
+        observation_added = ObservationAdded
+        entity_created = EntityCreated
+        position = self.position
+        try:
+            for envelope in envelopes:
+                event: Any = envelope.event
+                kind = type(event)
+                stamp = _Stamp(envelope.hlc, envelope.origin, envelope.origin_seq)
+                if kind is observation_added:
+                    entity = get_entity(event.entity)
+                    if entity is not None and stamp > entity.watermark:
+                        entity.occ[stamp] = event.content
+                        entity.watermark = stamp
+                    else:
+                        self._observation_added(event, stamp)
+                elif kind is entity_created and event.name not in entities:
+                    entities[event.name] = _Entity(stamp, event.entity_type, stamp, stamp, True)
+                    self._alive += 1
+                    if stamp > self._entities_last:
+                        self._entities_last = stamp
+                    else:
+                        self._entities_unsorted = True
+                else:
+                    handler = get_handler(kind)
+                    if handler is not None:
+                        handler(self, event, stamp)
+                if envelope.position > position:  # noqa: PLR1730 (a call costs more, per event)
+                    position = envelope.position
+        finally:
+            self.position = position
+
+    # --- entities -------------------------------------------------------------------------
+
+    def _entity_created(self, event: EntityCreated, stamp: _Stamp) -> None:
+        # A new name is handled inline in apply_all: here the name has a record already.
+        entities = self._entities
+        entity = entities[event.name]
+        if stamp <= entity.created:
+            return  # an older creation loses every write to the newer one
+        was_alive = entity.alive
+        entity.created = stamp
+        if stamp > entity.type_stamp:
+            entity.entity_type = event.entity_type
+            entity.type_stamp = stamp
+        self._prune(entity, stamp)
+        alive = entity.alive = stamp > entity.deleted
+        if alive is not was_alive:
+            self._alive += 1 if alive else -1
+        del entities[event.name]  # listing order follows the latest creation: move to the end
+        entities[event.name] = entity
+        if stamp > self._entities_last:
+            self._entities_last = stamp
+        else:
+            self._entities_unsorted = True
+        if entity.edges:
+            for relation in entity.edges:
+                self._refresh(relation)
+
+    def _entity_updated(self, event: EntityUpdated, stamp: _Stamp) -> None:
+        if event.entity_type is None:
+            return
+        entity = self._entity_or_stub(event.name)
+        if stamp > entity.type_stamp:
+            entity.entity_type = event.entity_type
+            entity.type_stamp = stamp
+
+    def _entity_deleted(self, event: EntityDeleted, stamp: _Stamp) -> None:
+        entity = self._entity_or_stub(event.name)
+        if stamp <= entity.deleted:
+            return
+        entity.deleted = stamp
+        self._prune(entity, stamp)
+        if entity.alive and stamp > entity.created:
+            entity.alive = False
+            self._alive -= 1
+            if entity.edges:
+                for relation in entity.edges:
+                    self._refresh(relation)
+
+    def _entity_or_stub(self, name: str) -> _Entity:
+        entity = self._entities.get(name)
+        if entity is None:
+            # Never created (yet): holds registers and tombstones; listings skip it.
+            entity = self._entities[name] = _Entity(_ZERO, "", _ZERO, _ZERO)
+        return entity
+
+    @staticmethod
+    def _prune(entity: _Entity, threshold: _Stamp) -> None:
+        """Drop what nothing stamped before `threshold` (a creation or deletion) can revive."""
+        entity.watermark = max(entity.watermark, threshold)
+        if entity.occ:
+            entity.occ = {s: c for s, c in entity.occ.items() if s > threshold}
+        if entity.content_deleted:
+            # An add older than the threshold is rejected by the threshold itself.
+            kept = {c: s for c, s in entity.content_deleted.items() if s > threshold}
+            entity.content_deleted = kept or None
+
+    # --- observations ---------------------------------------------------------------------
+
+    def _observation_added(self, event: ObservationAdded, stamp: _Stamp) -> None:
+        entity = self._entity_or_stub(event.entity)
+        if stamp < entity.created or stamp < entity.deleted:
+            return
+        content = event.content
+        if entity.content_deleted is not None:
+            deleted_at = entity.content_deleted.get(content)
+            if deleted_at is not None and stamp < deleted_at:
+                return
+        if stamp > entity.watermark:
+            entity.occ[stamp] = content
+            entity.watermark = stamp
+        elif stamp not in entity.occ:
+            entity.occ[stamp] = content
+            entity.occ_unsorted = True
+
+    def _observation_deleted(self, event: ObservationDeleted, stamp: _Stamp) -> None:
+        entity = self._entity_or_stub(event.entity)
+        content = event.content
+        content_deleted = entity.content_deleted
+        if content_deleted is None:
+            content_deleted = entity.content_deleted = {}
+        elif stamp <= content_deleted.get(content, _ZERO):
+            return
+        content_deleted[content] = stamp
+        occ = entity.occ
+        if content in occ.values():
+            entity.occ = {s: c for s, c in occ.items() if c != content or s > stamp}
+
+    # --- relations ------------------------------------------------------------------------
+
+    def _relation_or_stub(self, key: RelationKey) -> _Relation:
+        relation = self._relations.get(key)
+        if relation is None:
+            # Never created (yet): holds registers and tombstones; listings skip it.
+            relation = self._relations[key] = _Relation(key)
+            src = self._entity_or_stub(key[0])
+            dst = self._entity_or_stub(key[1])
+            _add_edge(src, relation)
+            if dst is not src:
+                _add_edge(dst, relation)
+        return relation
+
+    def _relation_created(self, event: RelationCreated, stamp: _Stamp) -> None:
+        from_entity = event.from_entity
+        to_entity = event.to_entity
+        key = (from_entity, to_entity, event.relation_type)
+        relations = self._relations
+        relation = relations.get(key)
+        if relation is None:
+            src = self._entities.get(from_entity)
+            dst = self._entities.get(to_entity)
+            if (
+                src is not None
+                and dst is not None
+                and stamp > self._relations_last
+                and stamp > self._entities_last
+            ):
+                # The usual case: known endpoints, in order and newer than every creation, so
+                # visible iff both endpoints are alive.
+                visible = src.alive and dst.alive
+                relation = relations[key] = _Relation(key, stamp, event, _ZERO, visible)
+                _add_edge(src, relation)
+                if dst is not src:
+                    _add_edge(dst, relation)
+                self._relations_last = stamp
+                if visible:
+                    self._visible += 1
+                return
+            relation = self._relation_or_stub(key)
+        if stamp <= relation.created:
+            return  # an older creation loses every write to the newer one
+        relation.created = stamp
+        relation.base = event
+        if relation.updates:
+            kept = {f: write for f, write in relation.updates.items() if write[0] > stamp}
+            relation.updates = kept or None
+        del relations[key]  # listing order follows the latest creation: move to the end
+        relations[key] = relation
+        if stamp > self._relations_last:
+            self._relations_last = stamp
+        else:
+            self._relations_unsorted = True
+        self._refresh(relation)
+
+    def _relation_updated(self, event: RelationUpdated, stamp: _Stamp) -> None:
+        relation = self._relation_or_stub((event.from_entity, event.to_entity, event.relation_type))
+        if stamp < relation.created:
+            return  # older than the latest creation, which wrote every field
+        updates = relation.updates
+        for field in _RELATION_ATTRIBUTES:
+            value = getattr(event, field)
+            if value is None:
+                continue
+            if updates is None:
+                updates = relation.updates = {}
+            written = updates.get(field)
+            if written is None or stamp > written[0]:
+                updates[field] = (stamp, value)
+
+    def _relation_deleted(self, event: RelationDeleted, stamp: _Stamp) -> None:
+        relation = self._relation_or_stub((event.from_entity, event.to_entity, event.relation_type))
+        if stamp > relation.deleted:
+            relation.deleted = stamp
+            self._refresh(relation)
+
+    def _refresh(self, relation: _Relation) -> None:
+        from_entity, to_entity, _ = relation.key
+        self._set_visible(relation, self._entities[from_entity], self._entities[to_entity])
+
+    def _set_visible(self, relation: _Relation, src: _Entity, dst: _Entity) -> None:
+        created = relation.created
+        visible = (
+            src.alive
+            and dst.alive
+            and created > relation.deleted
+            # Newer than every creation (the usual case) spares reading the endpoints' stamps.
+            and (created > self._entities_last or (created > src.created and created > dst.created))
+        )
+        if visible is not relation.visible:
+            relation.visible = visible
+            self._visible += 1 if visible else -1
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def _alive_entity(self, name: str) -> _Entity | None:
+        entity = self._entities.get(name)
+        return entity if entity is not None and entity.alive else None
+
+    @staticmethod
+    def _contents(entity: _Entity) -> list[str]:
+        if entity.occ_unsorted:
+            entity.occ = dict(sorted(entity.occ.items()))
+            entity.occ_unsorted = False
+        return list(entity.occ.values())
+
+    @staticmethod
+    def _relation_view(relation: _Relation) -> RelationView:
+        base = relation.base
+        assert base is not None, "a visible relation has been created"
+        view = RelationView(
+            base.from_entity,
+            base.to_entity,
+            base.relation_type,
+            base.weight,
+            dict(base.properties) if base.properties else {},
+            base.valid_at,
+            base.invalid_at,
+            base.source_session,
+            base.source_transcript,
+            base.source_type,
+        )
+        if relation.updates:
+            written = {field: value for field, (_, value) in relation.updates.items()}
+            if "properties" in written:
+                written["properties"] = dict(written["properties"])
+            view = msgspec.structs.replace(view, **written)
+        return view
+
+    def has_entity(self, name: str) -> bool:
+        return self._alive_entity(name) is not None
+
+    def entity(self, name: str) -> EntityView | None:
+        entity = self._alive_entity(name)
+        return (
+            None if entity is None else EntityView(name, entity.entity_type, self._contents(entity))
+        )
+
+    def entity_type(self, name: str) -> str | None:
+        entity = self._alive_entity(name)
+        return None if entity is None else entity.entity_type
+
+    def observations(self, name: str) -> list[str]:
+        """The entity's visible observation contents in stamp order; [] if it is not alive."""
+        entity = self._alive_entity(name)
+        return [] if entity is None else self._contents(entity)
+
+    def has_observation(self, name: str, content: str) -> bool:
+        entity = self._alive_entity(name)
+        return entity is not None and content in entity.occ.values()
+
+    def entities(self) -> Iterator[EntityView]:
+        """Alive entities in order of their latest creation stamp."""
+        if self._entities_unsorted:
+            self._entities = dict(sorted(self._entities.items(), key=lambda kv: kv[1].created))
+            self._entities_unsorted = False
+        for name, entity in tuple(self._entities.items()):
+            if entity.alive:
+                yield EntityView(name, entity.entity_type, self._contents(entity))
+
+    def entity_count(self) -> int:
+        return self._alive
+
+    def relations(self) -> Iterator[RelationView]:
+        """Visible relations in order of their latest creation stamp."""
+        if self._relations_unsorted:
+            self._relations = dict(sorted(self._relations.items(), key=lambda kv: kv[1].created))
+            self._relations_unsorted = False
+        for relation in tuple(self._relations.values()):
+            if relation.visible:
+                yield self._relation_view(relation)
+
+    def relation_count(self) -> int:
+        return self._visible
+
+    def has_relation(self, from_entity: str, to_entity: str, relation_type: str) -> bool:
+        relation = self._relations.get((from_entity, to_entity, relation_type))
+        return relation is not None and relation.visible
+
+    def relations_of(self, name: str) -> list[RelationView]:
+        """Visible relations with `name` as either endpoint, in creation order."""
+        return self.relations_of_any((name,))
+
+    def relations_of_any(self, names: Iterable[str]) -> list[RelationView]:
+        """Visible relations with either endpoint in `names`, each once, in creation order."""
+        found: dict[_Relation, None] = {}
+        entities = self._entities
+        for name in names:
+            entity = entities.get(name)
+            if entity is not None and entity.edges:
+                for relation in entity.edges:
+                    if relation.visible:
+                        found[relation] = None
+        ordered = sorted(found, key=lambda relation: relation.created)
+        return [self._relation_view(relation) for relation in ordered]
+
+    def snapshot(self) -> GraphSnapshot:
+        """The visible graph as one comparable value (used to compare folds for equality)."""
+        return GraphSnapshot(tuple(self.entities()), tuple(self.relations()))
+
+
+_HANDLERS: dict[type, Callable[[GraphProjection, Any, _Stamp], None]] = {
+    EntityCreated: GraphProjection._entity_created,
+    EntityUpdated: GraphProjection._entity_updated,
+    EntityDeleted: GraphProjection._entity_deleted,
+    ObservationAdded: GraphProjection._observation_added,
+    ObservationDeleted: GraphProjection._observation_deleted,
+    RelationCreated: GraphProjection._relation_created,
+    RelationUpdated: GraphProjection._relation_updated,
+    RelationDeleted: GraphProjection._relation_deleted,
+}
