@@ -9,7 +9,15 @@ import pykka
 
 from actors.bridge import AsyncReply, BlockingReply
 from actors.commands import Command, CommandResult
-from actors.graph_writer import Ask, Execute, GraphWriterActor, Subscriber, Subscribers
+from actors.graph_writer import (
+    Ask,
+    AskModels,
+    Execute,
+    GraphWriterActor,
+    ReadModels,
+    Subscriber,
+    Subscribers,
+)
 from actors.supervisor import SupervisorActor
 from eventstore.events import Cause
 from projections.graph import GraphProjection
@@ -54,6 +62,12 @@ class GraphGateway:
     async def query(self, query: Callable[[GraphProjection], T]) -> T:
         reply: AsyncReply[Any] = AsyncReply()
         self._writer().tell(Ask(query, reply))
+        result: T = await reply.wait(self.timeout)
+        return result
+
+    async def query_models(self, query: Callable[[ReadModels], T]) -> T:
+        reply: AsyncReply[Any] = AsyncReply()
+        self._writer().tell(AskModels(query, reply))
         result: T = await reply.wait(self.timeout)
         return result
 

@@ -19,10 +19,22 @@ from actors.supervisor import SupervisorHandle
 from eventstore.events import Cause, Envelope
 from eventstore.log import EventLog, LogTransaction
 from projections.graph import GraphProjection
+from projections.search import SearchProjection
 
 log = structlog.get_logger(__name__)
 
 Query = Callable[[GraphProjection], Any]
+
+
+@dataclass(frozen=True)
+class ReadModels:
+    """Every read model the writer keeps current, for queries that need more than the graph."""
+
+    graph: GraphProjection
+    search: SearchProjection
+
+
+ModelsQuery = Callable[[ReadModels], Any]
 
 
 @dataclass(frozen=True)
@@ -75,6 +87,12 @@ class Ask:
     reply: Reply[Any]
 
 
+@dataclass(frozen=True)
+class AskModels:
+    query: ModelsQuery
+    reply: Reply[Any]
+
+
 class GraphWriterActor(pykka.ThreadingActor):
     """Owns the graph read model and is the only writer of the log in its process.
 
@@ -98,6 +116,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._subscribers = subscribers or Subscribers()
         self._supervision = supervision
         self._graph = GraphProjection()
+        self._search = SearchProjection()
         # True while the read model may hold events of a transaction that did not commit.
         self._dirty = False
         self._pending: list[Execute] = []
@@ -141,14 +160,19 @@ class GraphWriterActor(pykka.ThreadingActor):
                 if len(self._pending) >= self.max_batch or self.actor_inbox.empty():
                     self._flush()
             case Ask(query=query, reply=reply):
-                self._flush()  # read your own writes
-                self._catch_up()
-                try:
-                    reply.ok(query(self._graph))
-                except Exception as error:
-                    reply.fail(error)
+                self._answer(reply, query, self._graph)
+            case AskModels(query=models_query, reply=reply):
+                self._answer(reply, models_query, ReadModels(self._graph, self._search))
             case _:
                 super().on_receive(message)
+
+    def _answer(self, reply: Reply[Any], query: Callable[[Any], Any], models: Any) -> None:
+        self._flush()  # read your own writes
+        self._catch_up()
+        try:
+            reply.ok(query(models))
+        except Exception as error:
+            reply.fail(error)
 
     # --- the write path -------------------------------------------------------------------
 
@@ -180,9 +204,9 @@ class GraphWriterActor(pykka.ThreadingActor):
         self, txn: LogTransaction, batch: list[Execute]
     ) -> tuple[list[Envelope], list[tuple[CommandResult, list[Envelope]] | BaseException]]:
         if txn.attempt > 0 or self._dirty:
-            self._graph = GraphProjection()
+            self._reset_models()
         caught_up = list(txn.read_from(self._graph.position + 1))
-        self._graph.apply_all(caught_up)
+        self._apply(caught_up)
         self._dirty = True
         outcomes: list[tuple[CommandResult, list[Envelope]] | BaseException] = []
         for item in batch:
@@ -196,20 +220,28 @@ class GraphWriterActor(pykka.ThreadingActor):
                 outcomes.append(error)
                 continue
             envelopes = txn.append(decision.events, item.cause) if decision.events else []
-            self._graph.apply_all(envelopes)
+            self._apply(envelopes)
             outcomes.append((decision.result, envelopes))
         return caught_up, outcomes
 
     # --- reads and fan-out ----------------------------------------------------------------
 
+    def _apply(self, envelopes: Sequence[Envelope]) -> None:
+        self._graph.apply_all(envelopes)
+        self._search.note(envelopes)
+
+    def _reset_models(self) -> None:
+        self._graph = GraphProjection()
+        self._search = SearchProjection()
+
     def _catch_up(self) -> None:
         if self._dirty:
-            self._graph = GraphProjection()
+            self._reset_models()
             self._dirty = False
         if self._log.last_position() <= self._graph.position:
             return
         fresh = list(self._log.read_from(self._graph.position + 1))
-        self._graph.apply_all(fresh)
+        self._apply(fresh)
         self._publish(fresh, local=False)
 
     def _publish(self, envelopes: Sequence[Envelope], *, local: bool) -> None:
@@ -225,5 +257,5 @@ class GraphWriterActor(pykka.ThreadingActor):
         dead = pykka.ActorDeadError("the graph writer stopped before handling the request")
         while not self.actor_inbox.empty():
             message = self.actor_inbox.get().message
-            if isinstance(message, Execute | Ask):
+            if isinstance(message, Execute | Ask | AskModels):
                 message.reply.fail(dead)

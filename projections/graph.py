@@ -37,6 +37,7 @@ from eventstore.events import (
     RelationCreated,
     RelationDeleted,
     RelationUpdated,
+    Stamp,
 )
 from projections.views import EntityView, GraphSnapshot, RelationView
 
@@ -157,20 +158,33 @@ class GraphProjection:
         observation_added = ObservationAdded
         entity_created = EntityCreated
         position = self.position
+        # Observations mostly follow their entity's creation or each other: remember the last
+        # record looked up (a name's record never changes once made).
+        last_name = ""
+        last: _Entity | None = None
         try:
             for envelope in envelopes:
                 event: Any = envelope.event
                 kind = type(event)
                 stamp = _Stamp(envelope.hlc, envelope.origin, envelope.origin_seq)
                 if kind is observation_added:
-                    entity = get_entity(event.entity)
+                    if event.entity == last_name:
+                        entity = last
+                    else:
+                        entity = get_entity(event.entity)
+                        if entity is not None:
+                            last_name = event.entity
+                            last = entity
                     if entity is not None and stamp > entity.watermark:
                         entity.occ[stamp] = event.content
                         entity.watermark = stamp
                     else:
                         self._observation_added(event, stamp)
                 elif kind is entity_created and event.name not in entities:
-                    entities[event.name] = _Entity(stamp, event.entity_type, stamp, stamp, True)
+                    last_name = event.name
+                    last = entities[last_name] = _Entity(
+                        stamp, event.entity_type, stamp, stamp, True
+                    )
                     self._alive += 1
                     if stamp > self._entities_last:
                         self._entities_last = stamp
@@ -278,6 +292,7 @@ class GraphProjection:
         elif stamp <= content_deleted.get(content, _ZERO):
             return
         content_deleted[content] = stamp
+        entity.watermark = max(entity.watermark, stamp)
         occ = entity.occ
         if content in occ.values():
             entity.occ = {s: c for s, c in occ.items() if c != content or s > stamp}
@@ -433,6 +448,31 @@ class GraphProjection:
     def has_observation(self, name: str, content: str) -> bool:
         entity = self._alive_entity(name)
         return entity is not None and content in entity.occ.values()
+
+    def creation_key(self, name: str) -> Stamp | None:
+        """The stamp of an alive entity's latest creation (it orders listings); else None."""
+        entity = self._alive_entity(name)
+        if entity is None:
+            return None
+        created = entity.created
+        return (created.hlc, created.origin, created.origin_seq)
+
+    def entities_named(
+        self, names: Iterable[str], *, listing_order: bool = False
+    ) -> list[EntityView]:
+        """The alive entities among `names`, each once: in the order given, or in listing
+        order (as open_nodes answers); missing names are skipped."""
+        found: dict[str, _Entity] = {}
+        for name in names:
+            entity = self._alive_entity(name)
+            if entity is not None:
+                found.setdefault(name, entity)
+        items = (
+            sorted(found.items(), key=lambda kv: kv[1].created) if listing_order else found.items()
+        )
+        return [
+            EntityView(name, entity.entity_type, self._contents(entity)) for name, entity in items
+        ]
 
     def entities(self) -> Iterator[EntityView]:
         """Alive entities in order of their latest creation stamp."""

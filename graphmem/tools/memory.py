@@ -25,6 +25,7 @@ from actors.commands import (
     RelationsCreated,
     RelationsDeleted,
 )
+from actors.graph_writer import ReadModels
 from graphmem.tools import memory_schemas as s
 from graphmem.tools.base import (
     InputLimits,
@@ -38,6 +39,7 @@ from graphmem.tools.base import (
     render,
 )
 from graphmem.tools.graph_values import entity_value, relation_value, subgraph_value, whole_graph
+from projections.graph import GraphProjection
 
 # --- argument shapes (wire names are the official camelCase; extra keys are ignored) ---------
 
@@ -281,19 +283,14 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "search_nodes"
     args = parse_args(tool, raw, SearchNodesArgs)
     check_text(tool, args.query, "query", ctx.limits.max_query_chars, multiline=True)
-    needle = args.query.lower()
+    query = args.query
 
-    def search(graph: Any) -> dict[str, Any]:
-        found = [
-            e
-            for e in graph.entities()
-            if needle in e.name.lower()
-            or needle in e.entity_type.lower()
-            or any(needle in o.lower() for o in e.observations)
-        ]
-        return subgraph_value(graph, found)
+    def search(models: ReadModels) -> dict[str, Any]:
+        graph = models.graph
+        names = models.search.search(graph, query)
+        return subgraph_value(graph, graph.entities_named(names))
 
-    value = await ctx.graph.query(search)
+    value = await ctx.graph.query_models(search)
     return ok(value, value)
 
 
@@ -301,11 +298,11 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "open_nodes"
     args = parse_args(tool, raw, OpenNodesArgs)
     check_count(tool, len(args.names), "names", ctx.limits.max_items)
-    wanted = set(args.names)
+    names = list(args.names)
 
-    def open_(graph: Any) -> dict[str, Any]:
-        found = [e for e in graph.entities() if e.name in wanted] if wanted else []
-        return subgraph_value(graph, found)
+    def open_(graph: GraphProjection) -> dict[str, Any]:
+        # The official order is the graph's listing order, not the order asked for.
+        return subgraph_value(graph, graph.entities_named(names, listing_order=True))
 
     value = await ctx.graph.query(open_)
     return ok(value, value)

@@ -475,3 +475,24 @@ def test_snapshot_captures_entities_observations_and_relations_in_order() -> Non
         snapshot == fold(at(10, rel("A", "B")), at(5, obs("A", "x")), *people("A", "B")).snapshot()
     )
     assert snapshot != fold(*people("A", "B"), at(10, rel("A", "B"))).snapshot()
+
+
+def test_creation_key_is_the_latest_creation_stamp_of_an_alive_entity() -> None:
+    graph = fold(at(1, created("A")), at(2, EntityDeleted(name="A")), at(3, created("A", "x")))
+    graph.apply(at(4, created("B"), origin="b"))
+    graph.apply(at(5, EntityDeleted(name="B")))
+
+    assert graph.creation_key("A") == (3, "a", 3)
+    assert graph.creation_key("B") is None
+    assert graph.creation_key("missing") is None
+
+
+def test_entities_named_skips_missing_and_repeated_names_in_given_or_listing_order() -> None:
+    graph = fold(*people("A", "B", "C"), at(5, obs("C", "x")), at(6, EntityDeleted(name="B")))
+
+    assert graph.entities_named(["C", "missing", "A", "B", "C"]) == [
+        EntityView("C", "person", ["x"]),
+        EntityView("A", "person", []),
+    ]
+    assert [e.name for e in graph.entities_named(["C", "A", "C"], listing_order=True)] == ["A", "C"]
+    assert graph.entities_named([]) == []

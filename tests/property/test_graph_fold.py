@@ -274,3 +274,6 @@ def test_point_reads_and_counts_agree_with_the_listings(envelopes: list[Envelope
     for relation in relations:
         assert graph.has_relation(relation.from_entity, relation.to_entity, relation.relation_type)
     assert graph.relations_of_any(["a", "b", "c", "a"]) == relations
+    assert graph.entities_named(["c", "b", "a", "c"], listing_order=True) == entities
+    keys = [graph.creation_key(view.name) for view in entities]
+    assert keys == sorted(keys)  # type: ignore[type-var]
