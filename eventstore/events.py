@@ -221,7 +221,9 @@ class Envelope(
 
     `position` orders this log; `(hlc, origin, origin_seq)` is the stamp every node agrees on,
     used by the fold for last-writer-wins. `tx` is the origin_seq of the first event appended
-    by the same command, so `(origin, tx)` names the transaction everywhere.
+    by the same command, so `(origin, tx)` names the transaction everywhere. `cause` is stored
+    on that first event only (the rest of the transaction shares it): repeating it on every
+    event cost a quarter of the replay's decode time.
     """
 
     position: int

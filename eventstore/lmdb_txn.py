@@ -108,7 +108,7 @@ class LmdbLogTransaction:
                 hlc=self._hlc,
                 tx=tx,
                 event=event,
-                cause=cause,
+                cause=cause if i == 1 else None,
             )
             for i, event in enumerate(events, start=1)
         ]

@@ -67,7 +67,7 @@ class InMemoryLogTransaction:
                 hlc=self.hlc,
                 tx=tx,
                 event=event,
-                cause=cause,
+                cause=cause if i == 1 else None,
             )
             for i, event in enumerate(events, start=1)
         ]

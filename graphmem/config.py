@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import platformdirs
 
 from eventstore.log import Durability
+from graphmem.tools.base import InputLimits
 
 
 class SettingsError(ValueError):
@@ -24,6 +25,7 @@ class Settings:
     node_id: str | None = None
     durability: Durability = Durability.EVERYSEC
     log_level: str = "INFO"
+    limits: InputLimits = field(default_factory=InputLimits)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -38,7 +40,17 @@ class Settings:
                 f"GRAPHMEM_DURABILITY={durability_name!r} is not a durability mode; "
                 f"use one of: {allowed}"
             ) from None
+        defaults = InputLimits()
+        limits = InputLimits(
+            max_items=_positive(env, "GRAPHMEM_MAX_ITEMS", defaults.max_items),
+            max_name_chars=_positive(env, "GRAPHMEM_MAX_NAME_CHARS", defaults.max_name_chars),
+            max_content_chars=_positive(
+                env, "GRAPHMEM_MAX_OBSERVATION_CHARS", defaults.max_content_chars
+            ),
+            max_query_chars=_positive(env, "GRAPHMEM_MAX_QUERY_CHARS", defaults.max_query_chars),
+        )
         return cls(
+            limits=limits,
             data_dir=Path(data_dir).expanduser(),
             node_id=env.get("GRAPHMEM_NODE_ID") or None,
             durability=durability,
@@ -47,3 +59,16 @@ class Settings:
 
     def with_data_dir(self, data_dir: str | Path) -> Settings:
         return replace(self, data_dir=Path(data_dir).expanduser())
+
+
+def _positive(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise SettingsError(f"{name}={raw!r} must be a positive whole number (default {default})")
+    return value

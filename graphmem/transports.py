@@ -29,7 +29,7 @@ HTTP_PATH = "/mcp"
 
 def serve_stdio(app: App) -> None:
     notifier = Notifier()
-    server = build_server(app.graph, notifier)
+    server = build_server(app.graph, notifier, app.settings.limits)
     app.graph.subscribe(notifier.on_published)
 
     async def main() -> None:
@@ -68,7 +68,7 @@ class _UvicornServer(uvicorn.Server):
 
 def serve_http(app: App, host: str, port: int) -> None:
     notifier = Notifier()
-    server = build_server(app.graph, notifier)
+    server = build_server(app.graph, notifier, app.settings.limits)
     app.graph.subscribe(notifier.on_published)
     asgi = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
     config = uvicorn.Config(asgi, host=host, port=port, log_config=None, lifespan="on")
