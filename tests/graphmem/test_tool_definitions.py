@@ -1,0 +1,42 @@
+"""The nine tool definitions are the official server's, field for field (wire fixture), except
+the two main-branch schema changes the README lists."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphmem.tools.memory import MEMORY_TOOLS
+
+FIXTURE = Path(__file__).resolve().parents[3] / "shared/reference/official-memory-wire-fixture.json"
+
+
+def official_tools() -> dict[str, dict[str, Any]]:
+    if not FIXTURE.exists():
+        pytest.fail(f"the wire fixture is missing at {FIXTURE}")
+    tools = json.loads(FIXTURE.read_text(encoding="utf-8"))["tools_list_result"]["tools"]
+    return {tool["name"]: tool for tool in tools}
+
+
+def with_main_branch_changes(tools: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    expected = copy.deepcopy(tools)
+    output = expected["create_entities"]["outputSchema"]["properties"]
+    output["skipped"] = {"type": "array", "items": {"type": "string"}}
+    query = expected["search_nodes"]["inputSchema"]["properties"]["query"]
+    query["maxLength"] = 2048
+    return expected
+
+
+def test_the_nine_tools_match_the_official_definitions() -> None:
+    ours = {
+        spec.tool.name: spec.tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+        for spec in MEMORY_TOOLS
+    }
+    expected = with_main_branch_changes(official_tools())
+    assert list(ours) == list(expected)  # same names, same order
+    for name, definition in expected.items():
+        assert ours[name] == definition, name
