@@ -28,8 +28,8 @@ from eventstore.events import (
     encode_envelope,
 )
 from eventstore.lmdb_log import LmdbEventLog
-from projections.graph import GraphProjection
 from eventstore.log import Durability, LogTransaction
+from projections.graph import GraphProjection
 
 RESULTS = Path(__file__).parent / "results" / "core.json"
 BATCH_SIZES = (1, 10, 100, 1000)
