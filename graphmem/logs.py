@@ -32,7 +32,7 @@ def configure_logging(level: str = "INFO", stream: TextIO | None = None) -> None
         processors=[*shared, structlog.processors.JSONRenderer(serializer=_serialize)],
         logger_factory=structlog.WriteLoggerFactory(file=out),
         wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
-        cache_logger_on_first_use=False,
+        cache_logger_on_first_use=True,
     )
     handler = logging.StreamHandler(out)
     handler.setFormatter(

@@ -21,6 +21,8 @@ import anyio
 from mcp import types
 from mcp.shared.message import SessionMessage
 
+from graphmem.wire_guard import DRAIN_TIMEOUT, InFlight, reply_for
+
 # A single JSON-RPC line may carry a large call (a 10 MB observation is refused by the tool,
 # but it must first be read to be refused); past this, the line is a protocol fault.
 MAX_LINE_BYTES = 256 * 1024 * 1024
@@ -54,57 +56,79 @@ def _restore_standard_fds(wire_in: int, wire_out: int) -> None:
         os.dup2(wire_out, 1)
 
 
+class _Wire:
+    """The protocol pipes: lines in, lines out, and the requests still owed an answer."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.in_flight = InFlight()
+        self.incoming_send, self.incoming = anyio.create_memory_object_stream[SessionMessage](0)
+        self.outgoing, self.outgoing_receive = anyio.create_memory_object_stream[SessionMessage](0)
+
+    def write(self, session_message: SessionMessage) -> None:
+        message = session_message.message
+        data = message.model_dump_json(by_alias=True, exclude_unset=True)
+        self.writer.write(data.encode("utf-8") + b"\n")
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self.in_flight.answered(message.id)
+
+    async def read_lines(self) -> None:
+        async with self.incoming_send:
+            await self._read_until_closed()
+            with anyio.move_on_after(DRAIN_TIMEOUT):
+                await self.in_flight.empty.wait()
+
+    async def _read_until_closed(self) -> None:
+        while True:
+            try:
+                line = await self.reader.readline()
+            except (asyncio.LimitOverrunError, ValueError):
+                return  # a line past MAX_LINE_BYTES: the stream cannot be resynchronised
+            if not line:
+                return
+            if not line.strip():
+                continue
+            text = line.decode("utf-8", "replace")  # as the SDK: bad bytes become U+FFFD
+            try:
+                message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+            except Exception as problem:
+                reply = reply_for(problem)
+                if reply is not None:
+                    self.write(reply)
+                    await self.writer.drain()
+                continue
+            if isinstance(message, types.JSONRPCRequest):
+                self.in_flight.started(message.id)
+            await self.incoming_send.send(SessionMessage(message))
+
+    async def write_lines(self) -> None:
+        async with self.outgoing_receive:
+            async for session_message in self.outgoing_receive:
+                self.write(session_message)
+                await self.writer.drain()
+
+
 @contextlib.asynccontextmanager
 async def fast_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
-    """(read_stream, write_stream) of SessionMessages, like `mcp.server.stdio.stdio_server`."""
+    """(read_stream, write_stream) of SessionMessages, like `mcp.server.stdio.stdio_server`,
+    with the wire guard built in: an unparsable request is answered here, and when the client
+    closes stdin, requests already read are answered before the server sees the end."""
     loop = asyncio.get_running_loop()
     wire_in, wire_out = _claim_standard_fds()
     reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
-    in_file = os.fdopen(wire_in, "rb", buffering=0)
-    out_file = os.fdopen(wire_out, "wb", buffering=0)
     read_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), in_file
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
     )
     write_transport, write_protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, out_file
+        asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
     )
-    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
-
-    incoming_send, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](0)
-
-    async def read_lines() -> None:
-        async with incoming_send:
-            while True:
-                try:
-                    line = await reader.readline()
-                except (asyncio.LimitOverrunError, ValueError) as too_long:
-                    await incoming_send.send(too_long)
-                    break
-                if not line:
-                    break
-                if not line.strip():
-                    continue
-                text = line.decode("utf-8", "replace")  # as the SDK: bad bytes become U+FFFD
-                try:
-                    message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
-                except Exception as problem:  # answered by the wire guard
-                    await incoming_send.send(problem)
-                    continue
-                await incoming_send.send(SessionMessage(message))
-
-    async def write_lines() -> None:
-        async with outgoing_receive:
-            async for session_message in outgoing_receive:
-                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                writer.write(data.encode("utf-8") + b"\n")
-                await writer.drain()
-
+    wire = _Wire(reader, asyncio.StreamWriter(write_transport, write_protocol, None, loop))
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(read_lines)
-            group.start_soon(write_lines)
-            yield incoming, outgoing
+            group.start_soon(wire.read_lines)
+            group.start_soon(wire.write_lines)
+            yield wire.incoming, wire.outgoing
             group.cancel_scope.cancel()
     finally:
         read_transport.close()

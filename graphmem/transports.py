@@ -34,10 +34,14 @@ def serve_stdio(app: App) -> None:
 
     async def main() -> None:
         notifier.bind_loop(asyncio.get_running_loop())
-        transport = fast_stdio_server() if stdio_is_streamable() else stdio_server()
-        async with transport as (read, write), anyio.create_task_group() as group:
+        options = server.create_initialization_options()
+        if stdio_is_streamable():
+            async with fast_stdio_server() as (read, write):
+                await server.run(read, write, options)
+            return
+        async with stdio_server() as (read, write), anyio.create_task_group() as group:
             guarded_read, guarded_write = await guard(read, write, group)
-            await server.run(guarded_read, guarded_write, server.create_initialization_options())
+            await server.run(guarded_read, guarded_write, options)
 
     try:
         anyio.run(main)

@@ -82,7 +82,7 @@ def reply_for(problem: Exception) -> SessionMessage | None:
 DRAIN_TIMEOUT = 30.0
 
 
-class _InFlight:
+class InFlight:
     """Request ids read from the client and not yet answered."""
 
     def __init__(self) -> None:
@@ -103,7 +103,7 @@ class _InFlight:
 class _AnsweringWriteStream:
     """The SDK's write stream, noting which requests have been answered."""
 
-    def __init__(self, inner: Any, in_flight: _InFlight) -> None:
+    def __init__(self, inner: Any, in_flight: InFlight) -> None:
         self._inner = inner
         self._in_flight = in_flight
 
@@ -128,7 +128,7 @@ async def guard(read_stream: Any, write_stream: Any, task_group: Any) -> tuple[A
     answered here, and when the client closes its side, requests already read are answered
     before the server sees the end (the SDK would fail them with "Connection closed")."""
     send, receive = anyio.create_memory_object_stream[Any](0)
-    in_flight = _InFlight()
+    in_flight = InFlight()
     answering = _AnsweringWriteStream(write_stream, in_flight)
 
     async def pump() -> None:
