@@ -20,15 +20,31 @@ __all__ = [
     "DeleteRelations",
     "EntitiesCreated",
     "EntitiesDeleted",
+    "EntitiesMergedResult",
+    "EntitiesUpdated",
     "EntityInput",
+    "EntityMerge",
+    "EntityUpdate",
+    "EntityUpdateResult",
+    "MergeEntities",
+    "MergeResult",
     "ObservationDeletion",
     "ObservationInput",
+    "ObservationUpdate",
+    "ObservationUpdateResult",
     "ObservationsAdded",
     "ObservationsAddedItem",
     "ObservationsDeleted",
+    "ObservationsUpdated",
     "RelationInput",
+    "RelationUpdate",
+    "RelationUpdateResult",
     "RelationsCreated",
     "RelationsDeleted",
+    "RelationsUpdated",
+    "UpdateEntities",
+    "UpdateObservations",
+    "UpdateRelations",
 ]
 
 
@@ -69,6 +85,40 @@ class ObservationDeletion(_Message, frozen=True, tag="ObservationDeletion"):
     observations: list[str]
 
 
+class EntityUpdate(_Message, frozen=True, tag="EntityUpdate"):
+    """Rename and/or retype one entity (update_entities); None leaves that attribute as is."""
+
+    name: str
+    new_name: str | None = None
+    new_entity_type: str | None = None
+
+
+class ObservationUpdate(_Message, frozen=True, tag="ObservationUpdate"):
+    """Replace one content on one entity with another (update_observations)."""
+
+    entity_name: str
+    old_content: str
+    new_content: str
+
+
+class RelationUpdate(_Message, frozen=True, tag="RelationUpdate"):
+    """Change one relation's type and/or endpoints (update_relations); None keeps the value."""
+
+    from_entity: str
+    to_entity: str
+    relation_type: str
+    new_from: str | None = None
+    new_to: str | None = None
+    new_relation_type: str | None = None
+
+
+class EntityMerge(_Message, frozen=True, tag="EntityMerge"):
+    """Merge `source` into `target` (merge_entities)."""
+
+    source: str
+    target: str
+
+
 # --- commands -------------------------------------------------------------------------------
 
 
@@ -96,6 +146,22 @@ class DeleteRelations(_Message, frozen=True, tag="DeleteRelations"):
     relations: list[RelationInput]
 
 
+class UpdateEntities(_Message, frozen=True, tag="UpdateEntities"):
+    updates: list[EntityUpdate]
+
+
+class UpdateObservations(_Message, frozen=True, tag="UpdateObservations"):
+    updates: list[ObservationUpdate]
+
+
+class UpdateRelations(_Message, frozen=True, tag="UpdateRelations"):
+    updates: list[RelationUpdate]
+
+
+class MergeEntities(_Message, frozen=True, tag="MergeEntities"):
+    merges: list[EntityMerge]
+
+
 Command = (
     CreateEntities
     | CreateRelations
@@ -103,6 +169,10 @@ Command = (
     | DeleteEntities
     | DeleteObservations
     | DeleteRelations
+    | UpdateEntities
+    | UpdateObservations
+    | UpdateRelations
+    | MergeEntities
 )
 
 
@@ -157,6 +227,74 @@ class RelationsDeleted(_Message, frozen=True, tag="RelationsDeleted"):
     deleted: int
 
 
+class EntityUpdateResult(_Message, frozen=True, tag="EntityUpdateResult"):
+    """One entity after its update: `name` as asked, `new_name` and `entity_type` as it is now;
+    `moved_observations` and `moved_relations` (their new keys) say what followed a rename."""
+
+    name: str
+    new_name: str
+    entity_type: str
+    renamed: bool
+    retyped: bool
+    moved_observations: int
+    moved_relations: list[RelationInput]
+
+
+class EntitiesUpdated(_Message, frozen=True, tag="EntitiesUpdated"):
+    """One item per input item, in input order."""
+
+    results: list[EntityUpdateResult]
+
+
+class ObservationUpdateResult(_Message, frozen=True, tag="ObservationUpdateResult"):
+    """`removed`: occurrences of the old content deleted; `added`: False when the new content
+    was already there (it is never duplicated) or equals the old."""
+
+    entity_name: str
+    old_content: str
+    new_content: str
+    removed: int
+    added: bool
+
+
+class ObservationsUpdated(_Message, frozen=True, tag="ObservationsUpdated"):
+    """One item per input item, in input order."""
+
+    results: list[ObservationUpdateResult]
+
+
+class RelationUpdateResult(_Message, frozen=True, tag="RelationUpdateResult"):
+    """The relation before and after; `changed` is False when the edit asked for its own key."""
+
+    before: RelationInput
+    after: RelationInput
+    changed: bool
+
+
+class RelationsUpdated(_Message, frozen=True, tag="RelationsUpdated"):
+    """One item per input item, in input order."""
+
+    results: list[RelationUpdateResult]
+
+
+class MergeResult(_Message, frozen=True, tag="MergeResult"):
+    """What one merge moved: contents added to the target, relations repointed (new keys), and
+    the source's relations dropped (old keys) because the target had them already or they
+    linked source and target (which would have become a self-loop)."""
+
+    source: str
+    target: str
+    moved_observations: list[str]
+    moved_relations: list[RelationInput]
+    dropped_relations: list[RelationInput]
+
+
+class EntitiesMergedResult(_Message, frozen=True, tag="EntitiesMergedResult"):
+    """One item per input item, in input order."""
+
+    results: list[MergeResult]
+
+
 CommandResult = (
     EntitiesCreated
     | RelationsCreated
@@ -164,4 +302,8 @@ CommandResult = (
     | EntitiesDeleted
     | ObservationsDeleted
     | RelationsDeleted
+    | EntitiesUpdated
+    | ObservationsUpdated
+    | RelationsUpdated
+    | EntitiesMergedResult
 )

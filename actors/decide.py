@@ -1,10 +1,11 @@
 """decide(graph, command): the pure core of the graph writer — commands in, events out.
 
 Semantics are the official memory server's, as on its `main` branch (dangling relations are
-rejected, duplicates within one batch are skipped, skips and misses are reported). decide
-never mutates the graph; it raises a CommandRejectedError to refuse a command, and then
-nothing is written. Every event of one decision is appended in one transaction, stamped in
-order, so an entity's creation is older than the observations written with it.
+rejected, duplicates within one batch are skipped, skips and misses are reported); the edit
+and merge commands are decided in `actors.edits`. decide never mutates the graph; it raises a
+CommandRejectedError to refuse a command, and then nothing is written. Every event of one
+decision is appended in one transaction, stamped in order, so an entity's creation is older
+than the observations written with it.
 """
 
 from __future__ import annotations
@@ -25,13 +26,18 @@ from actors.commands import (
     EntitiesCreated,
     EntitiesDeleted,
     EntityInput,
+    MergeEntities,
     ObservationsAdded,
     ObservationsAddedItem,
     ObservationsDeleted,
     RelationInput,
     RelationsCreated,
     RelationsDeleted,
+    UpdateEntities,
+    UpdateObservations,
+    UpdateRelations,
 )
+from actors.edits import merge_entities, update_entities, update_observations, update_relations
 from actors.errors import EntityNotFoundError
 from eventstore.events import (
     AnyEvent,
@@ -69,6 +75,14 @@ def decide(graph: GraphProjection, command: Command) -> Decision:
             return _delete_observations(graph, command)
         case DeleteRelations():
             return _delete_relations(graph, command)
+        case UpdateEntities():
+            return Decision(*update_entities(graph, command))
+        case UpdateObservations():
+            return Decision(*update_observations(graph, command))
+        case UpdateRelations():
+            return Decision(*update_relations(graph, command))
+        case MergeEntities():
+            return Decision(*merge_entities(graph, command))
         case _:
             assert_never(command)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,10 +19,13 @@ from actors.errors import CommandRejectedError
 from actors.supervisor import SupervisorHandle
 from eventstore.events import Cause, Envelope
 from eventstore.log import EventLog, LogTransaction
+from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
 from projections.search import SearchProjection
 
 log = structlog.get_logger(__name__)
+
+CATCH_UP_CHUNK = 50_000
 
 Query = Callable[[GraphProjection], Any]
 
@@ -32,6 +36,7 @@ class ReadModels:
 
     graph: GraphProjection
     search: SearchProjection
+    conflicts: ConflictsProjection
 
 
 ModelsQuery = Callable[[ReadModels], Any]
@@ -117,6 +122,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._supervision = supervision
         self._graph = GraphProjection()
         self._search = SearchProjection()
+        self._conflicts = ConflictsProjection()
         # True while the read model may hold events of a transaction that did not commit.
         self._dirty = False
         self._pending: list[Execute] = []
@@ -162,7 +168,9 @@ class GraphWriterActor(pykka.ThreadingActor):
             case Ask(query=query, reply=reply):
                 self._answer(reply, query, self._graph)
             case AskModels(query=models_query, reply=reply):
-                self._answer(reply, models_query, ReadModels(self._graph, self._search))
+                self._answer(
+                    reply, models_query, ReadModels(self._graph, self._search, self._conflicts)
+                )
             case _:
                 super().on_receive(message)
 
@@ -229,10 +237,12 @@ class GraphWriterActor(pykka.ThreadingActor):
     def _apply(self, envelopes: Sequence[Envelope]) -> None:
         self._graph.apply_all(envelopes)
         self._search.note(envelopes)
+        self._conflicts.apply_all(envelopes)
 
     def _reset_models(self) -> None:
         self._graph = GraphProjection()
         self._search = SearchProjection()
+        self._conflicts = ConflictsProjection()
 
     def _catch_up(self) -> None:
         if self._dirty:
@@ -240,9 +250,11 @@ class GraphWriterActor(pykka.ThreadingActor):
             self._dirty = False
         if self._log.last_position() <= self._graph.position:
             return
-        fresh = list(self._log.read_from(self._graph.position + 1))
-        self._apply(fresh)
-        self._publish(fresh, local=False)
+        # In chunks: a start-up replay of millions of events must not hold them all at once.
+        fresh = self._log.read_from(self._graph.position + 1)
+        while chunk := list(itertools.islice(fresh, CATCH_UP_CHUNK)):
+            self._apply(chunk)
+            self._publish(chunk, local=False)
 
     def _publish(self, envelopes: Sequence[Envelope], *, local: bool) -> None:
         self._subscribers.publish(envelopes, local=local)

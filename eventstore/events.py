@@ -132,8 +132,13 @@ class EntitiesMerged(Event, frozen=True, tag="EntitiesMerged"):
 
     sources: list[str]
     target: str
+    # Contents added to the target (those it lacked), in order.
     moved_observations: list[str] = []
+    # The sources' relations as they were, each re-created on the target.
     moved_relations: list[tuple[str, str, str]] = []
+    # The sources' relations deleted without a counterpart: the target already had the
+    # repointed relation, or it would have linked the target to itself by accident.
+    dropped_relations: list[tuple[str, str, str]] = []
 
 
 class EntitySplit(Event, frozen=True, tag="EntitySplit"):

@@ -22,6 +22,7 @@ from graphmem.notifier import GRAPH_URI, Notifier
 from graphmem.tools.base import InputLimits, ToolContext, ToolInputError, ToolOutcome, error, render
 from graphmem.tools.graph_values import whole_graph
 from graphmem.tools.memory import MEMORY_TOOLS
+from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
 
 log = structlog.get_logger(__name__)
 
@@ -31,7 +32,16 @@ INSTRUCTIONS = (
     "graphmem is a knowledge-graph memory: entities (with a type and observations) and typed "
     "relations between them. Call read_graph, search_nodes or open_nodes before answering "
     "from memory; record new facts with create_entities, create_relations and "
-    "add_observations. Every change is kept in an append-only log, so nothing is lost."
+    "add_observations. Every change is kept in an append-only log, so nothing is lost.\n\n"
+    "To change what is already there, prefer the extension tools to composing delete_* and "
+    "create_* calls (which lose observations and relations and race with other writers); each "
+    "is one atomic call: update_entities renames an entity and/or changes its type, moving its "
+    "observations and relations with it; update_observations replaces an observation's "
+    "content; update_relations changes a relation's type or endpoints; merge_entities folds a "
+    "duplicate entity into another (observations unioned, relations repointed). read_conflicts "
+    "lists what more than one machine wrote and which write was kept. On a large graph, "
+    "read_graph and search_nodes take limit/offset (and search_nodes an entityType filter) to "
+    "read a page at a time."
 )
 
 
@@ -91,7 +101,7 @@ def _cause(ctx: ServerRequestContext[Any, Any], tool: str) -> Cause:
 def build_server(
     graph: GraphGateway, notifier: Notifier, limits: InputLimits | None = None
 ) -> MemoryServer:
-    registry = ToolRegistry(MEMORY_TOOLS)
+    registry = ToolRegistry((*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS))
     input_limits = limits or InputLimits()
 
     async def on_list_tools(

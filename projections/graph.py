@@ -502,6 +502,11 @@ class GraphProjection:
         relation = self._relations.get((from_entity, to_entity, relation_type))
         return relation is not None and relation.visible
 
+    def relation(self, from_entity: str, to_entity: str, relation_type: str) -> RelationView | None:
+        """The visible relation with this key, with its attributes; else None."""
+        relation = self._relations.get((from_entity, to_entity, relation_type))
+        return self._relation_view(relation) if relation is not None and relation.visible else None
+
     def relations_of(self, name: str) -> list[RelationView]:
         """Visible relations with `name` as either endpoint, in creation order."""
         return self.relations_of_any((name,))

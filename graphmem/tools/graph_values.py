@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import islice
 from typing import Any
 
 from projections.graph import EntityView, GraphProjection, RelationView
@@ -30,3 +31,9 @@ def subgraph_value(graph: GraphProjection, entities: Sequence[EntityView]) -> di
         "entities": [entity_value(e) for e in entities],
         "relations": [relation_value(r) for r in graph.relations_of_any(names)],
     }
+
+
+def paged(entities: Iterable[EntityView], offset: int, limit: int | None) -> list[EntityView]:
+    """A page of `entities`: skip `offset`, then take at most `limit` (None: the rest)."""
+    stop = None if limit is None else offset + limit
+    return list(islice(entities, offset, stop))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -38,8 +38,14 @@ from graphmem.tools.base import (
     parse_args,
     render,
 )
-from graphmem.tools.graph_values import entity_value, relation_value, subgraph_value, whole_graph
-from projections.graph import GraphProjection
+from graphmem.tools.graph_values import (
+    entity_value,
+    paged,
+    relation_value,
+    subgraph_value,
+    whole_graph,
+)
+from projections.graph import EntityView, GraphProjection
 
 # --- argument shapes (wire names are the official camelCase; extra keys are ignored) ---------
 
@@ -86,8 +92,20 @@ class DeleteObservationsArgs(msgspec.Struct):
     deletions: list[DeletionArg]
 
 
+Limit = Annotated[int, msgspec.Meta(ge=1)]
+Offset = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class ReadGraphArgs(msgspec.Struct):
+    limit: Limit | None = None
+    offset: Offset | None = None
+
+
 class SearchNodesArgs(msgspec.Struct):
     query: str
+    entityType: str | None = None
+    limit: Limit | None = None
+    offset: Offset | None = None
 
 
 class OpenNodesArgs(msgspec.Struct):
@@ -275,7 +293,16 @@ async def delete_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
 
 
 async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    value = await ctx.graph.query(whole_graph)
+    args = parse_args("read_graph", raw, ReadGraphArgs)
+    if args.limit is None and args.offset is None:
+        value = await ctx.graph.query(whole_graph)
+        return ok(value, value)
+    offset, limit = args.offset or 0, args.limit
+
+    def page(graph: GraphProjection) -> dict[str, Any]:
+        return subgraph_value(graph, paged(graph.entities(), offset, limit))
+
+    value = await ctx.graph.query(page)
     return ok(value, value)
 
 
@@ -283,12 +310,18 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "search_nodes"
     args = parse_args(tool, raw, SearchNodesArgs)
     check_text(tool, args.query, "query", ctx.limits.max_query_chars, multiline=True)
-    query = args.query
+    if args.entityType is not None:
+        check_text(tool, args.entityType, "entityType", ctx.limits.max_name_chars, multiline=False)
+    query, entity_type = args.query, args.entityType
+    offset, limit = args.offset or 0, args.limit
 
     def search(models: ReadModels) -> dict[str, Any]:
         graph = models.graph
         names = models.search.search(graph, query)
-        return subgraph_value(graph, graph.entities_named(names))
+        found: Iterable[EntityView] = graph.entities_named(names)
+        if entity_type is not None:
+            found = (e for e in found if e.entity_type == entity_type)
+        return subgraph_value(graph, paged(found, offset, limit))
 
     value = await ctx.graph.query_models(search)
     return ok(value, value)

@@ -1,6 +1,7 @@
 """The official memory server's nine tool definitions: names, titles, descriptions, annotations
 and schemas exactly as `@modelcontextprotocol/server-memory` publishes them (see
-shared/reference/official-memory-contract.md A4), with the main-branch changes we follow."""
+shared/reference/official-memory-contract.md A4), with the main-branch changes we follow and
+the optional paging inputs of read_graph and search_nodes (README, "Deliberate differences")."""
 
 from __future__ import annotations
 
@@ -34,6 +35,25 @@ GRAPH_OUTPUT = root(
 STATUS_OUTPUT = root(
     closed_copy(obj({"success": {"type": "boolean"}, "message": string()}, ["success", "message"]))
 )
+
+# Paging (extension, as server-noonien 1.1 has it): optional, so without them the answer is the
+# official one, byte for byte.
+LIMIT = {
+    "type": "integer",
+    "minimum": 1,
+    "description": "The most entities to return; omit for all of them",
+}
+ENTITY_OFFSET = {
+    "type": "integer",
+    "minimum": 0,
+    "description": "How many entities to skip before the page; omit for none",
+}
+MATCH_OFFSET = {
+    "type": "integer",
+    "minimum": 0,
+    "description": "How many matches to skip before the page; omit for none",
+}
+ENTITY_TYPE_FILTER = string("Only entities of this exact type; omit to match every type")
 
 WRITE = types.ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
@@ -167,7 +187,12 @@ DELETE_RELATIONS = tool(
     DELETE,
 )
 READ_GRAPH = tool(
-    "read_graph", "Read Graph", "Read the entire knowledge graph", obj({}), GRAPH_OUTPUT, READ
+    "read_graph",
+    "Read Graph",
+    "Read the entire knowledge graph",
+    obj({"limit": LIMIT, "offset": ENTITY_OFFSET}),
+    GRAPH_OUTPUT,
+    READ,
 )
 SEARCH_NODES = tool(
     "search_nodes",
@@ -178,7 +203,10 @@ SEARCH_NODES = tool(
             "query": string(
                 "The search query to match against entity names, types, and observation content",
                 maxLength=2048,
-            )
+            ),
+            "entityType": ENTITY_TYPE_FILTER,
+            "limit": LIMIT,
+            "offset": MATCH_OFFSET,
         },
         ["query"],
     ),

@@ -38,6 +38,13 @@ NINE_TOOLS = {
     "search_nodes",
     "open_nodes",
 }
+EXTENSION_TOOLS = {
+    "update_entities",
+    "update_observations",
+    "update_relations",
+    "merge_entities",
+    "read_conflicts",
+}
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +114,7 @@ async def test_handshake_era_over_http_advertises_and_round_trips(service: HttpS
         caps = client.server_capabilities
         assert caps.tools is not None and caps.tools.list_changed is True
         assert caps.resources is not None and caps.resources.subscribe is True
-        assert {t.name for t in (await client.list_tools()).tools} == NINE_TOOLS
+        assert {t.name for t in (await client.list_tools()).tools} == NINE_TOOLS | EXTENSION_TOOLS
 
         created = value(await call(client, "create_entities", create("legacy-http")))
         assert created == [entity("legacy-http")]

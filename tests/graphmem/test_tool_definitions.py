@@ -1,5 +1,5 @@
 """The nine tool definitions are the official server's, field for field (wire fixture), except
-the two main-branch schema changes the README lists."""
+the two main-branch schema changes and the optional paging inputs the README lists."""
 
 from __future__ import annotations
 
@@ -28,6 +28,29 @@ def with_main_branch_changes(tools: dict[str, dict[str, Any]]) -> dict[str, dict
     output["skipped"] = {"type": "array", "items": {"type": "string"}}
     query = expected["search_nodes"]["inputSchema"]["properties"]["query"]
     query["maxLength"] = 2048
+    limit = {
+        "type": "integer",
+        "minimum": 1,
+        "description": "The most entities to return; omit for all of them",
+    }
+    read_graph = expected["read_graph"]["inputSchema"]["properties"]
+    read_graph["limit"] = limit
+    read_graph["offset"] = {
+        "type": "integer",
+        "minimum": 0,
+        "description": "How many entities to skip before the page; omit for none",
+    }
+    search = expected["search_nodes"]["inputSchema"]["properties"]
+    search["entityType"] = {
+        "type": "string",
+        "description": "Only entities of this exact type; omit to match every type",
+    }
+    search["limit"] = limit
+    search["offset"] = {
+        "type": "integer",
+        "minimum": 0,
+        "description": "How many matches to skip before the page; omit for none",
+    }
     return expected
 
 

@@ -1,0 +1,135 @@
+"""ConflictsProjection: the elements more than one node has written, and which write won.
+
+The graph fold settles concurrent writes by last-writer-wins, silently; this read model makes
+the settlement visible. An element is an entity (by name), an observation content on an entity,
+or a relation (by from, to, type) — the units the fold decides. For each, the projection keeps
+the latest write of every origin that wrote it (its stamp and event type); an element with
+writes from two or more origins is a conflict, and the write with the highest stamp is the one
+the fold kept. Like the graph it is pure and depends only on the set of envelopes applied.
+
+Almost every element has a single writer, so that case is stored as one small tuple; the
+per-origin dict is made only once a second origin shows up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from eventstore.events import (
+    EntityCreated,
+    EntityDeleted,
+    EntityUpdated,
+    Envelope,
+    ObservationAdded,
+    ObservationDeleted,
+    RelationCreated,
+    RelationDeleted,
+    RelationUpdated,
+)
+
+__all__ = ["Conflict", "ConflictWrite", "ConflictsProjection"]
+
+ElementKey = tuple[str, ...]
+"""("entity", name) | ("observation", entity, content) | ("relation", from, to, type)"""
+
+# (hlc, origin, origin_seq, event type): ordered like the stamp, which is unique per event.
+_Write = tuple[int, str, int, str]
+
+
+class ConflictWrite(msgspec.Struct, frozen=True):
+    """One origin's latest write to an element."""
+
+    origin: str
+    hlc: int
+    origin_seq: int
+    event: str
+
+
+class Conflict(msgspec.Struct, frozen=True):
+    """An element written by several origins: each origin's latest write, oldest first, and the
+    write the fold kept (the highest stamp)."""
+
+    kind: str
+    key: tuple[str, ...]
+    writes: tuple[ConflictWrite, ...]
+    kept: ConflictWrite
+
+    def touches(self, entity: str) -> bool:
+        """True if this element is the entity, one of its observations, or one of its relations."""
+        if self.kind == "relation":
+            return entity in (self.key[0], self.key[1])
+        return self.key[0] == entity
+
+
+def _element(event: Any) -> ElementKey | None:
+    kind = type(event)
+    if kind is ObservationAdded or kind is ObservationDeleted:
+        return ("observation", event.entity, event.content)
+    if kind is EntityCreated or kind is EntityUpdated or kind is EntityDeleted:
+        return ("entity", event.name)
+    if kind is RelationCreated or kind is RelationUpdated or kind is RelationDeleted:
+        return ("relation", event.from_entity, event.to_entity, event.relation_type)
+    return None  # schema events and markers write no graph element
+
+
+def _view(write: _Write) -> ConflictWrite:
+    return ConflictWrite(write[1], write[0], write[2], write[3])
+
+
+class ConflictsProjection:
+    """Per element, the latest write of each origin; conflicts are elements with several."""
+
+    name = "conflicts"
+    version = 1
+
+    def __init__(self) -> None:
+        self.position = 0
+        self._writes: dict[ElementKey, _Write | dict[str, _Write]] = {}
+        self._conflicted: set[ElementKey] = set()
+
+    def apply(self, envelope: Envelope) -> None:
+        self.apply_all((envelope,))
+
+    def apply_all(self, envelopes: Iterable[Envelope]) -> None:
+        writes = self._writes
+        position = self.position
+        for envelope in envelopes:
+            position = max(position, envelope.position)
+            event = envelope.event
+            key = _element(event)
+            if key is None:
+                continue
+            write = (envelope.hlc, envelope.origin, envelope.origin_seq, type(event).__name__)
+            known = writes.get(key)
+            if known is None:
+                writes[key] = write
+            elif isinstance(known, tuple):
+                if known[1] == write[1]:
+                    writes[key] = max(known, write)
+                else:
+                    writes[key] = {known[1]: known, write[1]: write}
+                    self._conflicted.add(key)
+            else:
+                mine = known.get(write[1])
+                known[write[1]] = write if mine is None else max(mine, write)
+        self.position = position
+
+    def count(self) -> int:
+        return len(self._conflicted)
+
+    def conflicts(self, entity: str | None = None, limit: int | None = None) -> list[Conflict]:
+        """Conflicts, most recently settled first (by the kept write's stamp); with `entity`,
+        only those about that entity, its observations or its relations."""
+        found: list[Conflict] = []
+        for key in self._conflicted:
+            by_origin = self._writes[key]
+            assert isinstance(by_origin, dict), "a conflicted element has several writers"
+            writes = sorted(by_origin.values())
+            conflict = Conflict(key[0], key[1:], tuple(map(_view, writes)), _view(writes[-1]))
+            if entity is None or conflict.touches(entity):
+                found.append(conflict)
+        found.sort(key=lambda c: (c.kept.hlc, c.kept.origin, c.kept.origin_seq), reverse=True)
+        return found if limit is None else found[:limit]
