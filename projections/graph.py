@@ -511,8 +511,23 @@ class GraphProjection:
         """Visible relations with `name` as either endpoint, in creation order."""
         return self.relations_of_any((name,))
 
+    def relation_keys(self) -> list[RelationKey]:
+        """(from, to, type) of the visible relations in listing order: `relations()` without
+        building attribute views, for readers that need only the keys."""
+        if self._relations_unsorted:
+            self._relations = dict(sorted(self._relations.items(), key=lambda kv: kv[1].created))
+            self._relations_unsorted = False
+        return [key for key, relation in self._relations.items() if relation.visible]
+
+    def relation_keys_of_any(self, names: Iterable[str]) -> list[RelationKey]:
+        """Keys of `relations_of_any(names)`, in the same order."""
+        return [relation.key for relation in self._incident(names)]
+
     def relations_of_any(self, names: Iterable[str]) -> list[RelationView]:
         """Visible relations with either endpoint in `names`, each once, in creation order."""
+        return [self._relation_view(relation) for relation in self._incident(names)]
+
+    def _incident(self, names: Iterable[str]) -> list[_Relation]:
         found: dict[_Relation, None] = {}
         entities = self._entities
         for name in names:
@@ -521,8 +536,7 @@ class GraphProjection:
                 for relation in entity.edges:
                     if relation.visible:
                         found[relation] = None
-        ordered = sorted(found, key=lambda relation: relation.created)
-        return [self._relation_view(relation) for relation in ordered]
+        return sorted(found, key=lambda relation: relation.created)
 
     def snapshot(self) -> GraphSnapshot:
         """The visible graph as one comparable value (used to compare folds for equality)."""

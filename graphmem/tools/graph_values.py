@@ -10,7 +10,8 @@ from projections.graph import EntityView, GraphProjection, RelationView
 
 
 def entity_value(e: EntityView) -> dict[str, Any]:
-    return {"name": e.name, "entityType": e.entity_type, "observations": list(e.observations)}
+    # A view's observation list is its own copy already.
+    return {"name": e.name, "entityType": e.entity_type, "observations": e.observations}
 
 
 def relation_value(r: RelationView) -> dict[str, Any]:
@@ -20,7 +21,9 @@ def relation_value(r: RelationView) -> dict[str, Any]:
 def whole_graph(graph: GraphProjection) -> dict[str, Any]:
     return {
         "entities": [entity_value(e) for e in graph.entities()],
-        "relations": [relation_value(r) for r in graph.relations()],
+        "relations": [
+            {"from": f, "to": t, "relationType": rt} for f, t, rt in graph.relation_keys()
+        ],
     }
 
 
@@ -29,7 +32,10 @@ def subgraph_value(graph: GraphProjection, entities: Sequence[EntityView]) -> di
     names = [e.name for e in entities]
     return {
         "entities": [entity_value(e) for e in entities],
-        "relations": [relation_value(r) for r in graph.relations_of_any(names)],
+        "relations": [
+            {"from": f, "to": t, "relationType": rt}
+            for f, t, rt in graph.relation_keys_of_any(names)
+        ],
     }
 
 
