@@ -128,7 +128,8 @@ def build_server(
             is_error=outcome.is_error,
             ms=round((time.perf_counter() - started) * 1000, 3),
         )
-        return outcome.to_result()
+        # A dict is a valid handler result for the SDK (see ToolOutcome.to_wire).
+        return outcome.to_wire()  # type: ignore[return-value]
 
     async def on_list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

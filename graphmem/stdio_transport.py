@@ -18,10 +18,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import msgspec
 from mcp import types
 from mcp.shared.message import SessionMessage
 
 from graphmem.wire_guard import DRAIN_TIMEOUT, InFlight, reply_for
+
+_encode_json = msgspec.json.Encoder().encode
 
 # A single JSON-RPC line may carry a large call (a 10 MB observation is refused by the tool,
 # but it must first be read to be refused); past this, the line is a protocol fault.
@@ -68,8 +71,13 @@ class _Wire:
 
     def write(self, session_message: SessionMessage) -> None:
         message = session_message.message
-        data = message.model_dump_json(by_alias=True, exclude_unset=True)
-        self.writer.write(data.encode("utf-8") + b"\n")
+        if isinstance(message, types.JSONRPCResponse) and isinstance(message.result, dict):
+            # The result is already the SDK's serialised wire dict: encoding it with msgspec
+            # spares a third pydantic pass over what may be a whole graph.
+            data = _encode_json({"jsonrpc": "2.0", "id": message.id, "result": message.result})
+        else:
+            data = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+        self.writer.write(data + b"\n")
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             self.in_flight.answered(message.id)
 

@@ -48,6 +48,20 @@ class ToolOutcome:
     is_error: bool = False
     mutated: bool = False
 
+    def to_wire(self) -> dict[str, Any]:
+        """The CallToolResult as its wire dict. Handing the SDK a dict spares one pydantic pass
+        over a result that can hold a whole graph; the SDK still validates its shape."""
+        wire: dict[str, Any] = {
+            "content": [{"type": "text", "text": t} for t in self.texts],
+            # Required on the 2026-07-28 wire; the SDK's per-version sieve drops it on older ones.
+            "resultType": "complete",
+        }
+        if self.structured is not None:
+            wire["structuredContent"] = self.structured
+        if self.is_error:
+            wire["isError"] = True
+        return wire
+
     def to_result(self) -> types.CallToolResult:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=t) for t in self.texts],
