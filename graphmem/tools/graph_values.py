@@ -40,6 +40,11 @@ def subgraph_value(graph: GraphProjection, entities: Sequence[EntityView]) -> di
 
 
 def paged(entities: Iterable[EntityView], offset: int, limit: int | None) -> list[EntityView]:
-    """A page of `entities`: skip `offset`, then take at most `limit` (None: the rest)."""
+    """A page of `entities` in name order (a stable order a client can walk page by page while
+    others write): skip `offset`, then take at most `limit` (None: the rest)."""
     stop = None if limit is None else offset + limit
-    return list(islice(entities, offset, stop))
+    return list(islice(sorted(entities, key=_name), offset, stop))
+
+
+def _name(entity: EntityView) -> str:
+    return entity.name

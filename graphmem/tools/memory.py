@@ -314,14 +314,16 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         check_text(tool, args.entityType, "entityType", ctx.limits.max_name_chars, multiline=False)
     query, entity_type = args.query, args.entityType
     offset, limit = args.offset or 0, args.limit
+    paging = args.offset is not None or args.limit is not None
 
     def search(models: ReadModels) -> dict[str, Any]:
         graph = models.graph
         names = models.search.search(graph, query)
         found: Iterable[EntityView] = graph.entities_named(names)
         if entity_type is not None:
-            found = (e for e in found if e.entity_type == entity_type)
-        return subgraph_value(graph, paged(found, offset, limit))
+            found = [e for e in found if e.entity_type == entity_type]
+        page = paged(found, offset, limit) if paging else list(found)
+        return subgraph_value(graph, page)
 
     value = await ctx.graph.query_models(search)
     return ok(value, value)

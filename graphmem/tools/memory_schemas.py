@@ -41,17 +41,17 @@ STATUS_OUTPUT = root(
 LIMIT = {
     "type": "integer",
     "minimum": 1,
-    "description": "The most entities to return; omit for all of them",
+    "description": "The most entities to return, in name order; omit for all of them",
 }
 ENTITY_OFFSET = {
     "type": "integer",
     "minimum": 0,
-    "description": "How many entities to skip before the page; omit for none",
+    "description": "How many entities (in name order) to skip before the page; omit for none",
 }
 MATCH_OFFSET = {
     "type": "integer",
     "minimum": 0,
-    "description": "How many matches to skip before the page; omit for none",
+    "description": "How many matches (in name order) to skip before the page; omit for none",
 }
 ENTITY_TYPE_FILTER = string("Only entities of this exact type; omit to match every type")
 

@@ -253,21 +253,22 @@ async def test_bad_arguments_are_refused_with_what_to_fix(tmp_path: Path) -> Non
         assert bad_page.is_error and "limit" in text(bad_page)
 
 
-async def test_read_graph_and_search_nodes_page_in_listing_order(tmp_path: Path) -> None:
+async def test_read_graph_and_search_nodes_page_in_name_order(tmp_path: Path) -> None:
     async with legacy_session(tmp_path) as s:
         await seed(s)
         whole = await call(s, "read_graph", {})
         assert text(await call(s, "read_graph", {})) == text(whole)
         first = await graph(s, limit=2)
-        assert [e["name"] for e in first["entities"]] == ["Alice", "Bob"]
+        assert [e["name"] for e in first["entities"]] == ["Acme", "Alice"]
         assert first["relations"] == [
             relation("Alice", "Acme", "works_at"),
             relation("Bob", "Alice", "knows"),
         ]
         rest = await graph(s, offset=2)
-        assert [e["name"] for e in rest["entities"]] == ["Acme"]
-        assert rest["relations"] == [relation("Alice", "Acme", "works_at")]
-        assert (await graph(s, offset=0))["entities"] == value(whole)["entities"]
+        assert [e["name"] for e in rest["entities"]] == ["Bob"]
+        assert rest["relations"] == [relation("Bob", "Alice", "knows")]
+        everything = (await graph(s, offset=0))["entities"]
+        assert everything == sorted(value(whole)["entities"], key=lambda e: e["name"])
 
         firms = value(await call(s, "search_nodes", {"query": "e", "entityType": "company"}))
         assert firms == {
@@ -275,8 +276,11 @@ async def test_read_graph_and_search_nodes_page_in_listing_order(tmp_path: Path)
             "relations": [relation("Alice", "Acme", "works_at")],
         }
         page = value(await call(s, "search_nodes", {"query": "", "limit": 1, "offset": 1}))
-        assert [e["name"] for e in page["entities"]] == ["Bob"]
-        assert page["relations"] == [relation("Bob", "Alice", "knows")]
+        assert [e["name"] for e in page["entities"]] == ["Alice"]
+        assert page["relations"] == [
+            relation("Alice", "Acme", "works_at"),
+            relation("Bob", "Alice", "knows"),
+        ]
 
 
 async def test_read_conflicts_shows_writes_from_two_nodes(tmp_path: Path) -> None:

@@ -31,14 +31,14 @@ def with_main_branch_changes(tools: dict[str, dict[str, Any]]) -> dict[str, dict
     limit = {
         "type": "integer",
         "minimum": 1,
-        "description": "The most entities to return; omit for all of them",
+        "description": "The most entities to return, in name order; omit for all of them",
     }
     read_graph = expected["read_graph"]["inputSchema"]["properties"]
     read_graph["limit"] = limit
     read_graph["offset"] = {
         "type": "integer",
         "minimum": 0,
-        "description": "How many entities to skip before the page; omit for none",
+        "description": "How many entities (in name order) to skip before the page; omit for none",
     }
     search = expected["search_nodes"]["inputSchema"]["properties"]
     search["entityType"] = {
@@ -49,7 +49,7 @@ def with_main_branch_changes(tools: dict[str, dict[str, Any]]) -> dict[str, dict
     search["offset"] = {
         "type": "integer",
         "minimum": 0,
-        "description": "How many matches to skip before the page; omit for none",
+        "description": "How many matches (in name order) to skip before the page; omit for none",
     }
     return expected
 
