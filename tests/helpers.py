@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from actors.commands import Command, CommandResult
+from actors.commands import (
+    Command,
+    CommandResult,
+    CreateEntities,
+    CreateRelations,
+    EntityInput,
+    RelationInput,
+)
 from actors.decide import decide
 from eventstore.events import AnyEvent, Envelope
 from projections.graph import GraphProjection
@@ -42,3 +49,22 @@ def run(graph: GraphProjection, command: Command) -> CommandResult:
     start = graph.position + 1
     graph.apply_all(stamp(decision.events, start_seq=start, hlc=start))
     return decision.result
+
+
+def entity(name: str, entity_type: str = "person", *observations: str) -> EntityInput:
+    return EntityInput(name, entity_type, list(observations))
+
+
+def relation(from_entity: str, to_entity: str, relation_type: str) -> RelationInput:
+    return RelationInput(from_entity, to_entity, relation_type)
+
+
+def graph_with(
+    *entities: EntityInput, relations: tuple[RelationInput, ...] = ()
+) -> GraphProjection:
+    """A graph holding `entities` and then `relations`, created through decide."""
+    graph = GraphProjection()
+    run(graph, CreateEntities(list(entities)))
+    if relations:
+        run(graph, CreateRelations(list(relations)))
+    return graph

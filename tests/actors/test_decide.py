@@ -13,13 +13,11 @@ from actors.commands import (
     DeleteRelations,
     EntitiesCreated,
     EntitiesDeleted,
-    EntityInput,
     ObservationDeletion,
     ObservationInput,
     ObservationsAdded,
     ObservationsAddedItem,
     ObservationsDeleted,
-    RelationInput,
     RelationsCreated,
     RelationsDeleted,
 )
@@ -34,25 +32,7 @@ from eventstore.events import (
     RelationDeleted,
 )
 from projections.graph import EntityView, GraphProjection, RelationView
-from tests.helpers import run
-
-
-def entity(name: str, entity_type: str = "person", *observations: str) -> EntityInput:
-    return EntityInput(name, entity_type, list(observations))
-
-
-def relation(from_entity: str, to_entity: str, relation_type: str) -> RelationInput:
-    return RelationInput(from_entity, to_entity, relation_type)
-
-
-def graph_with(
-    *entities: EntityInput, relations: tuple[RelationInput, ...] = ()
-) -> GraphProjection:
-    graph = GraphProjection()
-    run(graph, CreateEntities(list(entities)))
-    if relations:
-        run(graph, CreateRelations(list(relations)))
-    return graph
+from tests.helpers import entity, graph_with, relation, run
 
 
 def names(graph: GraphProjection) -> list[str]:

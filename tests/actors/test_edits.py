@@ -10,7 +10,6 @@ from actors.commands import (
     CreateRelations,
     EntitiesMergedResult,
     EntitiesUpdated,
-    EntityInput,
     EntityMerge,
     EntityUpdate,
     EntityUpdateResult,
@@ -19,7 +18,6 @@ from actors.commands import (
     ObservationsUpdated,
     ObservationUpdate,
     ObservationUpdateResult,
-    RelationInput,
     RelationsUpdated,
     RelationUpdate,
     RelationUpdateResult,
@@ -51,25 +49,8 @@ from eventstore.events import (
     RelationUpdated,
 )
 from projections.graph import EntityView, GraphProjection
-from tests.helpers import run, stamp
-
-
-def entity(name: str, entity_type: str = "person", *observations: str) -> EntityInput:
-    return EntityInput(name, entity_type, list(observations))
-
-
-def rel(from_entity: str, to_entity: str, relation_type: str) -> RelationInput:
-    return RelationInput(from_entity, to_entity, relation_type)
-
-
-def graph_with(
-    *entities: EntityInput, relations: tuple[RelationInput, ...] = ()
-) -> GraphProjection:
-    graph = GraphProjection()
-    run(graph, CreateEntities(list(entities)))
-    if relations:
-        run(graph, CreateRelations(list(relations)))
-    return graph
+from tests.helpers import entity, graph_with, run, stamp
+from tests.helpers import relation as rel
 
 
 def triples(graph: GraphProjection) -> list[tuple[str, str, str]]:
