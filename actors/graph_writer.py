@@ -166,21 +166,31 @@ class GraphWriterActor(pykka.ThreadingActor):
                 if len(self._pending) >= self.max_batch or self.actor_inbox.empty():
                     self._flush()
             case Ask(query=query, reply=reply):
-                self._answer(reply, query, self._graph)
+                self._answer(reply, query, lambda: self._graph)
             case AskModels(query=models_query, reply=reply):
-                self._answer(
-                    reply, models_query, ReadModels(self._graph, self._search, self._conflicts)
-                )
+                self._answer(reply, models_query, self._all_models)
             case _:
                 super().on_receive(message)
 
-    def _answer(self, reply: Reply[Any], query: Callable[[Any], Any], models: Any) -> None:
+    def _answer(
+        self, reply: Reply[Any], query: Callable[[Any], Any], models: Callable[[], Any]
+    ) -> None:
         self._flush()  # read your own writes
-        self._catch_up()
+        self._catch_up()  # may replace the read models: look them up only after it
         try:
-            reply.ok(query(models))
+            reply.ok(query(models()))
         except Exception as error:
             reply.fail(error)
+
+    def _all_models(self) -> ReadModels:
+        # The conflict view is folded lazily, on its first use after a change: it costs as
+        # much as the graph fold, and start-up should not pay for a view few calls read.
+        conflicts = self._conflicts
+        if conflicts.position < self._graph.position:
+            fresh = self._log.read_from(conflicts.position + 1)
+            while chunk := list(itertools.islice(fresh, CATCH_UP_CHUNK)):
+                conflicts.apply_all(chunk)
+        return ReadModels(self._graph, self._search, conflicts)
 
     # --- the write path -------------------------------------------------------------------
 
@@ -237,7 +247,6 @@ class GraphWriterActor(pykka.ThreadingActor):
     def _apply(self, envelopes: Sequence[Envelope]) -> None:
         self._graph.apply_all(envelopes)
         self._search.note(envelopes)
-        self._conflicts.apply_all(envelopes)
 
     def _reset_models(self) -> None:
         self._graph = GraphProjection()
