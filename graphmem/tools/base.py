@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -147,6 +147,21 @@ def check_text(tool_name: str, value: str, where: str, max_chars: int, *, multil
                 f"{where} contains the control character U+{ord(found.group()):04X}; remove it.",
             )
         )
+
+
+def check_names(
+    tool_name: str, limits: InputLimits, values: Iterable[tuple[str, str | None]]
+) -> None:
+    """Check (where, value) pairs of names, types and relation types; None means omitted."""
+    for where, value in values:
+        if value is not None:
+            check_text(tool_name, value, where, limits.max_name_chars, multiline=False)
+
+
+def check_contents(tool_name: str, limits: InputLimits, where: str, contents: list[str]) -> None:
+    """Check observation contents; `where` names the list (each item gets its index)."""
+    for i, content in enumerate(contents):
+        check_text(tool_name, content, f"{where}[{i}]", limits.max_content_chars, multiline=True)
 
 
 def check_count(tool_name: str, count: int, where: str, limit: int) -> None:

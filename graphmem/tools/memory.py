@@ -32,7 +32,9 @@ from graphmem.tools.base import (
     ToolContext,
     ToolOutcome,
     ToolSpec,
+    check_contents,
     check_count,
+    check_names,
     check_text,
     ok,
     parse_args,
@@ -41,6 +43,7 @@ from graphmem.tools.base import (
 from graphmem.tools.graph_values import (
     entity_value,
     paged,
+    relation_input_value,
     relation_value,
     subgraph_value,
     whole_graph,
@@ -115,20 +118,10 @@ class OpenNodesArgs(msgspec.Struct):
 # --- input checks -----------------------------------------------------------------------------
 
 
-def _names(tool: str, limits: InputLimits, values: Iterable[tuple[str, str]]) -> None:
-    for where, value in values:
-        check_text(tool, value, where, limits.max_name_chars, multiline=False)
-
-
-def _contents(tool: str, limits: InputLimits, where: str, contents: list[str]) -> None:
-    for i, content in enumerate(contents):
-        check_text(tool, content, f"{where}[{i}]", limits.max_content_chars, multiline=True)
-
-
 def _check_relations(tool: str, limits: InputLimits, relations: list[RelationArg]) -> None:
     check_count(tool, len(relations), "relations", limits.max_items)
     for i, r in enumerate(relations):
-        _names(
+        check_names(
             tool,
             limits,
             [
@@ -143,10 +136,6 @@ def _relation_inputs(relations: list[RelationArg]) -> list[RelationInput]:
     return [RelationInput(r.from_, r.to, r.relationType) for r in relations]
 
 
-def _relation_dict(r: RelationInput) -> dict[str, str]:
-    return {"from": r.from_entity, "to": r.to_entity, "relationType": r.relation_type}
-
-
 # --- the nine tools ---------------------------------------------------------------------------
 
 
@@ -157,9 +146,11 @@ async def create_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     check_count(tool, len(args.entities), "entities", limits.max_items)
     for i, e in enumerate(args.entities):
         where = f"entities[{i}]"
-        _names(tool, limits, [(f"{where}.name", e.name), (f"{where}.entityType", e.entityType)])
+        check_names(
+            tool, limits, [(f"{where}.name", e.name), (f"{where}.entityType", e.entityType)]
+        )
         check_count(tool, len(e.observations), f"{where}.observations", limits.max_items)
-        _contents(tool, limits, f"{where}.observations", e.observations)
+        check_contents(tool, limits, f"{where}.observations", e.observations)
     command = CreateEntities(
         entities=[EntityInput(e.name, e.entityType, list(e.observations)) for e in args.entities]
     )
@@ -197,7 +188,7 @@ async def create_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
     command = CreateRelations(relations=_relation_inputs(args.relations))
     result = await ctx.graph.execute(command, ctx.cause)
     assert isinstance(result, RelationsCreated)
-    created = [_relation_dict(r) for r in result.created]
+    created = [relation_input_value(r) for r in result.created]
     return ok(created, {"relations": created}, mutated=True)
 
 
@@ -208,9 +199,9 @@ async def add_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
     check_count(tool, len(args.observations), "observations", limits.max_items)
     for i, item in enumerate(args.observations):
         where = f"observations[{i}]"
-        _names(tool, limits, [(f"{where}.entityName", item.entityName)])
+        check_names(tool, limits, [(f"{where}.entityName", item.entityName)])
         check_count(tool, len(item.contents), f"{where}.contents", limits.max_items)
-        _contents(tool, limits, f"{where}.contents", item.contents)
+        check_contents(tool, limits, f"{where}.contents", item.contents)
     command = AddObservations(
         observations=[ObservationInput(o.entityName, list(o.contents)) for o in args.observations]
     )
@@ -224,14 +215,9 @@ async def add_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
 
 
 def _status(message: str) -> ToolOutcome:
-    return ok(message, {"success": True, "message": message}, mutated=True)
-
-
-def _status_text(outcome: ToolOutcome) -> ToolOutcome:
     # The delete tools answer with the bare message as text, not a JSON string.
-    assert outcome.structured is not None
     return ToolOutcome(
-        texts=[outcome.structured["message"]], structured=outcome.structured, mutated=True
+        texts=[message], structured={"success": True, "message": message}, mutated=True
     )
 
 
@@ -239,7 +225,9 @@ async def delete_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "delete_entities"
     args = parse_args(tool, raw, DeleteEntitiesArgs)
     check_count(tool, len(args.entityNames), "entityNames", ctx.limits.max_items)
-    _names(tool, ctx.limits, [(f"entityNames[{i}]", n) for i, n in enumerate(args.entityNames)])
+    check_names(
+        tool, ctx.limits, [(f"entityNames[{i}]", n) for i, n in enumerate(args.entityNames)]
+    )
     result = await ctx.graph.execute(DeleteEntities(entity_names=list(args.entityNames)), ctx.cause)
     assert isinstance(result, EntitiesDeleted)
     if not result.not_found:
@@ -249,7 +237,7 @@ async def delete_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
             f"Deleted {result.deleted} of {result.requested} entities. "
             f"Not found: {', '.join(result.not_found)}"
         )
-    return _status_text(_status(message))
+    return _status(message)
 
 
 async def delete_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -259,9 +247,9 @@ async def delete_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutc
     check_count(tool, len(args.deletions), "deletions", limits.max_items)
     for i, d in enumerate(args.deletions):
         where = f"deletions[{i}]"
-        _names(tool, limits, [(f"{where}.entityName", d.entityName)])
+        check_names(tool, limits, [(f"{where}.entityName", d.entityName)])
         check_count(tool, len(d.observations), f"{where}.observations", limits.max_items)
-        _contents(tool, limits, f"{where}.observations", d.observations)
+        check_contents(tool, limits, f"{where}.observations", d.observations)
     command = DeleteObservations(
         deletions=[ObservationDeletion(d.entityName, list(d.observations)) for d in args.deletions]
     )
@@ -273,7 +261,7 @@ async def delete_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutc
         message = f"Deleted {result.deleted} of {result.requested} observations."
         if result.entities_not_found:
             message += f" Entities not found: {', '.join(result.entities_not_found)}"
-    return _status_text(_status(message))
+    return _status(message)
 
 
 async def delete_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -289,7 +277,7 @@ async def delete_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
         message = (
             f"Deleted {result.deleted} of {result.requested} relations. The rest matched nothing."
         )
-    return _status_text(_status(message))
+    return _status(message)
 
 
 async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:

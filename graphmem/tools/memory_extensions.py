@@ -19,7 +19,6 @@ from actors.commands import (
     MergeEntities,
     ObservationsUpdated,
     ObservationUpdate,
-    RelationInput,
     RelationsUpdated,
     RelationUpdate,
     UpdateEntities,
@@ -35,10 +34,12 @@ from graphmem.tools.base import (
     ToolOutcome,
     ToolSpec,
     check_count,
+    check_names,
     check_text,
     ok,
     parse_args,
 )
+from graphmem.tools.graph_values import relation_input_value
 from projections.conflicts import Conflict, ConflictWrite
 
 __all__ = ["MEMORY_EXTENSION_TOOLS"]
@@ -96,18 +97,8 @@ class ReadConflictsArgs(msgspec.Struct):
 # --- helpers ----------------------------------------------------------------------------------
 
 
-def _names(tool: str, limits: InputLimits, values: list[tuple[str, str | None]]) -> None:
-    for where, value in values:
-        if value is not None:
-            check_text(tool, value, where, limits.max_name_chars, multiline=False)
-
-
 def _content(tool: str, limits: InputLimits, where: str, value: str) -> None:
     check_text(tool, value, where, limits.max_content_chars, multiline=True)
-
-
-def _relation(r: RelationInput) -> dict[str, str]:
-    return {"from": r.from_entity, "to": r.to_entity, "relationType": r.relation_type}
 
 
 def _results(results: list[dict[str, Any]]) -> ToolOutcome:
@@ -123,7 +114,7 @@ async def update_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     check_count(tool, len(args.entities), "entities", ctx.limits.max_items)
     for i, e in enumerate(args.entities):
         where = f"entities[{i}]"
-        _names(
+        check_names(
             tool,
             ctx.limits,
             [
@@ -146,7 +137,7 @@ async def update_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
                 "renamed": r.renamed,
                 "retyped": r.retyped,
                 "movedObservations": r.moved_observations,
-                "movedRelations": [_relation(m) for m in r.moved_relations],
+                "movedRelations": [relation_input_value(m) for m in r.moved_relations],
             }
             for r in result.results
         ]
@@ -159,7 +150,7 @@ async def update_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutc
     check_count(tool, len(args.updates), "updates", ctx.limits.max_items)
     for i, u in enumerate(args.updates):
         where = f"updates[{i}]"
-        _names(tool, ctx.limits, [(f"{where}.entityName", u.entityName)])
+        check_names(tool, ctx.limits, [(f"{where}.entityName", u.entityName)])
         _content(tool, ctx.limits, f"{where}.oldContent", u.oldContent)
         _content(tool, ctx.limits, f"{where}.newContent", u.newContent)
     command = UpdateObservations(
@@ -187,7 +178,7 @@ async def update_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
     check_count(tool, len(args.relations), "relations", ctx.limits.max_items)
     for i, r in enumerate(args.relations):
         where = f"relations[{i}]"
-        _names(
+        check_names(
             tool,
             ctx.limits,
             [
@@ -209,7 +200,11 @@ async def update_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
     assert isinstance(result, RelationsUpdated)
     return _results(
         [
-            {"before": _relation(r.before), "after": _relation(r.after), "changed": r.changed}
+            {
+                "before": relation_input_value(r.before),
+                "after": relation_input_value(r.after),
+                "changed": r.changed,
+            }
             for r in result.results
         ]
     )
@@ -220,7 +215,9 @@ async def merge_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     args = parse_args(tool, raw, MergeEntitiesArgs)
     check_count(tool, len(args.merges), "merges", ctx.limits.max_items)
     for i, m in enumerate(args.merges):
-        _names(tool, ctx.limits, [(f"merges[{i}].from", m.from_), (f"merges[{i}].into", m.into)])
+        check_names(
+            tool, ctx.limits, [(f"merges[{i}].from", m.from_), (f"merges[{i}].into", m.into)]
+        )
     command = MergeEntities([EntityMerge(m.from_, m.into) for m in args.merges])
     result = await ctx.graph.execute(command, ctx.cause)
     assert isinstance(result, EntitiesMergedResult)
@@ -230,8 +227,8 @@ async def merge_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
                 "from": r.source,
                 "into": r.target,
                 "movedObservations": list(r.moved_observations),
-                "movedRelations": [_relation(m) for m in r.moved_relations],
-                "droppedRelations": [_relation(d) for d in r.dropped_relations],
+                "movedRelations": [relation_input_value(m) for m in r.moved_relations],
+                "droppedRelations": [relation_input_value(d) for d in r.dropped_relations],
             }
             for r in result.results
         ]
@@ -269,7 +266,7 @@ def _conflict(c: Conflict) -> dict[str, Any]:
 async def read_conflicts(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "read_conflicts"
     args = parse_args(tool, raw, ReadConflictsArgs)
-    _names(tool, ctx.limits, [("entityName", args.entityName)])
+    check_names(tool, ctx.limits, [("entityName", args.entityName)])
     entity, limit = args.entityName, args.limit
 
     def conflicts(models: ReadModels) -> list[dict[str, Any]]:
