@@ -19,7 +19,15 @@ from actors.errors import CommandRejectedError
 from actors.gateway import GraphGateway
 from eventstore.events import Cause
 from graphmem.notifier import GRAPH_URI, Notifier
-from graphmem.tools.base import InputLimits, ToolContext, ToolInputError, ToolOutcome, error, render
+from graphmem.tools.base import (
+    InputLimits,
+    ToolContext,
+    ToolInputError,
+    ToolOutcome,
+    ToolSpec,
+    error,
+    render,
+)
 from graphmem.tools.graph_values import whole_graph
 from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
@@ -55,10 +63,10 @@ def graphmem_version() -> str:
 class ToolRegistry:
     """The tools this server exposes, by name."""
 
-    def __init__(self, specs: Iterable[Any]) -> None:
+    def __init__(self, specs: Iterable[ToolSpec]) -> None:
         self._specs = {spec.tool.name: spec for spec in specs}
 
-    def get(self, name: str) -> Any | None:
+    def get(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
 
     def tools(self) -> list[types.Tool]:
@@ -207,7 +215,7 @@ def build_server(
     return server
 
 
-async def _run(spec: Any, ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutcome:
+async def _run(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutcome:
     try:
         outcome: ToolOutcome = await spec.run(ctx, arguments)
     except ToolInputError as problem:

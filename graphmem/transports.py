@@ -16,7 +16,7 @@ from uvicorn.server import HANDLED_SIGNALS
 
 from graphmem.app import App
 from graphmem.notifier import Notifier
-from graphmem.server import build_server
+from graphmem.server import MemoryServer, build_server
 from graphmem.stdio_transport import fast_stdio_server, stdio_is_streamable
 from graphmem.wire_guard import guard
 
@@ -27,12 +27,19 @@ DEFAULT_HTTP_PORT = 8765
 HTTP_PATH = "/mcp"
 
 
-def serve_stdio(app: App) -> None:
+@contextlib.contextmanager
+def _serving(app: App) -> Iterator[tuple[Notifier, MemoryServer]]:
+    """The MCP server for `app`, with its notifier subscribed to the writer while serving."""
     notifier = Notifier()
-    server = build_server(app.graph, notifier, app.settings.limits)
     app.graph.subscribe(notifier.on_published)
+    try:
+        yield notifier, build_server(app.graph, notifier, app.settings.limits)
+    finally:
+        app.graph.unsubscribe(notifier.on_published)
 
-    async def main() -> None:
+
+def serve_stdio(app: App) -> None:
+    async def main(notifier: Notifier, server: MemoryServer) -> None:
         notifier.bind_loop(asyncio.get_running_loop())
         options = server.create_initialization_options()
         if stdio_is_streamable():
@@ -43,10 +50,8 @@ def serve_stdio(app: App) -> None:
             guarded_read, guarded_write = await guard(read, write, group)
             await server.run(guarded_read, guarded_write, options)
 
-    try:
-        anyio.run(main)
-    finally:
-        app.graph.unsubscribe(notifier.on_published)
+    with _serving(app) as (notifier, server):
+        anyio.run(main, notifier, server)
 
 
 class _UvicornServer(uvicorn.Server):
@@ -71,19 +76,14 @@ class _UvicornServer(uvicorn.Server):
 
 
 def serve_http(app: App, host: str, port: int) -> None:
-    notifier = Notifier()
-    server = build_server(app.graph, notifier, app.settings.limits)
-    app.graph.subscribe(notifier.on_published)
-    asgi = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
-    config = uvicorn.Config(asgi, host=host, port=port, log_config=None, lifespan="on")
-    http = _UvicornServer(config)
+    with _serving(app) as (notifier, server):
+        asgi = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+        config = uvicorn.Config(asgi, host=host, port=port, log_config=None, lifespan="on")
+        http = _UvicornServer(config)
 
-    async def main() -> None:
-        notifier.bind_loop(asyncio.get_running_loop())
-        log.info("http_listening", url=f"http://{host}:{port}{HTTP_PATH}")
-        await http.serve()
+        async def main() -> None:
+            notifier.bind_loop(asyncio.get_running_loop())
+            log.info("http_listening", url=f"http://{host}:{port}{HTTP_PATH}")
+            await http.serve()
 
-    try:
         asyncio.run(main())
-    finally:
-        app.graph.unsubscribe(notifier.on_published)
