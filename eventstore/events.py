@@ -188,8 +188,6 @@ AnyEvent = (
     | AuditRecorded
 )
 
-EVENT_TYPES: tuple[type[Event], ...] = AnyEvent.__args__
-
 
 # --- the envelope ---------------------------------------------------------------------------
 
@@ -247,7 +245,6 @@ class Envelope(
 Stamp = tuple[int, str, int]
 """Total order of events across nodes: hybrid clock, then origin, then the origin's sequence."""
 
-ZERO_STAMP: Stamp = (0, "", 0)
 
 _ENCODER = msgspec.msgpack.Encoder()
 _ENVELOPE_DECODER = msgspec.msgpack.Decoder(Envelope)

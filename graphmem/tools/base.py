@@ -62,13 +62,6 @@ class ToolOutcome:
             wire["isError"] = True
         return wire
 
-    def to_result(self) -> types.CallToolResult:
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=t) for t in self.texts],
-            structured_content=self.structured,
-            is_error=self.is_error,
-        )
-
 
 def error(message: str) -> ToolOutcome:
     return ToolOutcome(texts=[message], is_error=True)
