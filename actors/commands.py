@@ -10,14 +10,28 @@ from __future__ import annotations
 import msgspec
 
 __all__ = [
+    "AddEdges",
+    "AddMetadata",
+    "AddNodes",
     "AddObservations",
     "Command",
     "CommandResult",
+    "CommitTransaction",
     "CreateEntities",
     "CreateRelations",
+    "DeleteEdges",
     "DeleteEntities",
+    "DeleteMetadata",
+    "DeleteNodes",
     "DeleteObservations",
     "DeleteRelations",
+    "EdgeInput",
+    "EdgeKey",
+    "EdgeTargets",
+    "EdgeUpdate",
+    "EdgesAdded",
+    "EdgesDeleted",
+    "EdgesUpdated",
     "EntitiesCreated",
     "EntitiesDeleted",
     "EntitiesMergedResult",
@@ -28,6 +42,15 @@ __all__ = [
     "EntityUpdateResult",
     "MergeEntities",
     "MergeResult",
+    "MetadataAdded",
+    "MetadataChange",
+    "MetadataDeleted",
+    "NodeInput",
+    "NodePropertiesSet",
+    "NodeUpdate",
+    "NodesAdded",
+    "NodesDeleted",
+    "NodesUpdated",
     "ObservationDeletion",
     "ObservationInput",
     "ObservationUpdate",
@@ -36,13 +59,21 @@ __all__ = [
     "ObservationsAddedItem",
     "ObservationsDeleted",
     "ObservationsUpdated",
+    "PropertyEntry",
+    "RegisterSchemas",
     "RelationInput",
     "RelationUpdate",
     "RelationUpdateResult",
     "RelationsCreated",
     "RelationsDeleted",
     "RelationsUpdated",
+    "SchemaDefinition",
+    "SchemasRegistered",
+    "SetNodeProperties",
+    "TransactionCommitted",
+    "UpdateEdges",
     "UpdateEntities",
+    "UpdateNodes",
     "UpdateObservations",
     "UpdateRelations",
 ]
@@ -119,6 +150,90 @@ class EntityMerge(_Message, frozen=True, tag="EntityMerge"):
     target: str
 
 
+
+# Inputs of the schema-driven family (seed 000): a node is an entity, its `node_type` the
+# entity type, its metadata the entity's observations; an edge is a relation.
+
+
+class NodeInput(_Message, frozen=True, tag="NodeInput"):
+    """A node as add_nodes takes it (and as the mesh tools answer with it)."""
+
+    name: str
+    node_type: str
+    metadata: list[str]
+
+
+class NodeUpdate(_Message, frozen=True, tag="NodeUpdate"):
+    """update_nodes: a new type and/or a metadata list replacing the whole list; None keeps."""
+
+    name: str
+    node_type: str | None = None
+    metadata: list[str] | None = None
+
+
+class EdgeKey(_Message, frozen=True, tag="EdgeKey"):
+    """An edge's identity: (from, to, edge type)."""
+
+    from_entity: str
+    to_entity: str
+    edge_type: str
+
+
+class EdgeInput(_Message, frozen=True, tag="EdgeInput"):
+    """An edge with its weight in [0, 1] (add_edges; 1.0 when the caller gives none)."""
+
+    from_entity: str
+    to_entity: str
+    edge_type: str
+    weight: float = 1.0
+
+
+class EdgeUpdate(_Message, frozen=True, tag="EdgeUpdate"):
+    """update_edges, one item: `weight` is new evidence averaged with the current weight,
+    (current + weight) / 2 (seed 000); `new_weight` replaces it (upstream MemoryMesh); the
+    `new_*` endpoint and type fields repoint the edge. None leaves that part as it is."""
+
+    from_entity: str
+    to_entity: str
+    edge_type: str
+    weight: float | None = None
+    new_weight: float | None = None
+    new_from: str | None = None
+    new_to: str | None = None
+    new_edge_type: str | None = None
+
+
+class MetadataChange(_Message, frozen=True, tag="MetadataChange"):
+    """Metadata entries ("Key: Value" strings) to add to or delete from one node."""
+
+    node_name: str
+    entries: list[str]
+
+
+class PropertyEntry(_Message, frozen=True, tag="PropertyEntry"):
+    """Set one property of a typed node: every metadata entry whose key normalizes to `key`
+    (see projections.metadata.normalize_key) is replaced by `entry`; None removes them."""
+
+    key: str
+    entry: str | None
+
+
+class EdgeTargets(_Message, frozen=True, tag="EdgeTargets"):
+    """The outgoing edges of one type a typed node should have after an update: exactly these
+    targets (an empty list removes them all)."""
+
+    edge_type: str
+    targets: list[str]
+
+
+class SchemaDefinition(_Message, frozen=True, tag="SchemaDefinition"):
+    """An entity-type schema as a file defines it: canonical JSON text and its digest."""
+
+    type_name: str
+    schema_json: str
+    digest: str
+    source: str = ""
+
 # --- commands -------------------------------------------------------------------------------
 
 
@@ -162,6 +277,72 @@ class MergeEntities(_Message, frozen=True, tag="MergeEntities"):
     merges: list[EntityMerge]
 
 
+# --- schema-driven family (seed 000) ---
+
+
+class AddNodes(_Message, frozen=True, tag="AddNodes"):
+    nodes: list[NodeInput]
+
+
+class UpdateNodes(_Message, frozen=True, tag="UpdateNodes"):
+    updates: list[NodeUpdate]
+
+
+class DeleteNodes(_Message, frozen=True, tag="DeleteNodes"):
+    """Delete nodes and every edge touching them. With `node_type` set (delete_<type>), each
+    named node must exist with that type; without it, missing names are ignored."""
+
+    names: list[str]
+    node_type: str | None = None
+
+
+class AddEdges(_Message, frozen=True, tag="AddEdges"):
+    edges: list[EdgeInput]
+
+
+class UpdateEdges(_Message, frozen=True, tag="UpdateEdges"):
+    updates: list[EdgeUpdate]
+
+
+class DeleteEdges(_Message, frozen=True, tag="DeleteEdges"):
+    edges: list[EdgeKey]
+
+
+class AddMetadata(_Message, frozen=True, tag="AddMetadata"):
+    changes: list[MetadataChange]
+
+
+class DeleteMetadata(_Message, frozen=True, tag="DeleteMetadata"):
+    changes: list[MetadataChange]
+
+
+class SetNodeProperties(_Message, frozen=True, tag="SetNodeProperties"):
+    """update_<type>: the node `name` must exist with type `node_type`; each entry replaces
+    the metadata of its key, each EdgeTargets replaces the node's outgoing edges of its type
+    (targets must exist; an edge kept keeps its weight)."""
+
+    name: str
+    node_type: str
+    entries: list[PropertyEntry]
+    edges: list[EdgeTargets] = []
+
+
+class RegisterSchemas(_Message, frozen=True, tag="RegisterSchemas"):
+    """Bring schemas into force (SchemaRegistered) and retire others (SchemaRetired). A
+    definition whose digest equals the one in force, or a retirement of a type not in force,
+    writes nothing."""
+
+    registered: list[SchemaDefinition]
+    retired: list[str] = []
+
+
+class CommitTransaction(_Message, frozen=True, tag="CommitTransaction"):
+    """Several commands decided in order, each seeing the ones before, and appended all or
+    nothing: if any step is rejected, the whole transaction is, and nothing is written."""
+
+    steps: list[Command]
+
+
 Command = (
     CreateEntities
     | CreateRelations
@@ -173,6 +354,17 @@ Command = (
     | UpdateObservations
     | UpdateRelations
     | MergeEntities
+    | AddNodes
+    | UpdateNodes
+    | DeleteNodes
+    | AddEdges
+    | UpdateEdges
+    | DeleteEdges
+    | AddMetadata
+    | DeleteMetadata
+    | SetNodeProperties
+    | RegisterSchemas
+    | CommitTransaction
 )
 
 
@@ -295,6 +487,77 @@ class EntitiesMergedResult(_Message, frozen=True, tag="EntitiesMergedResult"):
     results: list[MergeResult]
 
 
+# --- schema-driven family (seed 000) ---
+
+
+class NodesAdded(_Message, frozen=True, tag="NodesAdded"):
+    nodes: list[NodeInput]
+
+
+class NodesUpdated(_Message, frozen=True, tag="NodesUpdated"):
+    """Each updated node as it is now, in input order."""
+
+    nodes: list[NodeInput]
+
+
+class NodesDeleted(_Message, frozen=True, tag="NodesDeleted"):
+    """`deleted` and `not_found` (distinct names, input order); `edges_removed`: the edges the
+    deletion cascaded to."""
+
+    deleted: list[str]
+    not_found: list[str]
+    edges_removed: list[EdgeKey]
+
+
+class EdgesAdded(_Message, frozen=True, tag="EdgesAdded"):
+    edges: list[EdgeInput]
+
+
+class EdgesUpdated(_Message, frozen=True, tag="EdgesUpdated"):
+    """Each edge as it is after its update, in input order."""
+
+    edges: list[EdgeInput]
+
+
+class EdgesDeleted(_Message, frozen=True, tag="EdgesDeleted"):
+    """The listed edges that existed (each once); the others were not there."""
+
+    deleted: list[EdgeKey]
+
+
+class MetadataAdded(_Message, frozen=True, tag="MetadataAdded"):
+    """Per input item: the entries actually added (those the node lacked)."""
+
+    results: list[MetadataChange]
+
+
+class MetadataDeleted(_Message, frozen=True, tag="MetadataDeleted"):
+    """Per input item: the entries actually removed (those the node had)."""
+
+    results: list[MetadataChange]
+
+
+class NodePropertiesSet(_Message, frozen=True, tag="NodePropertiesSet"):
+    """The node after the update, and the edges removed and added."""
+
+    node: NodeInput
+    removed_edges: list[EdgeKey]
+    added_edges: list[EdgeInput]
+
+
+class SchemasRegistered(_Message, frozen=True, tag="SchemasRegistered"):
+    """Type names actually registered (new or changed) and retired."""
+
+    registered: list[str]
+    retired: list[str]
+
+
+class TransactionCommitted(_Message, frozen=True, tag="TransactionCommitted"):
+    """One result per step, in order."""
+
+    results: list[CommandResult]
+
+
 CommandResult = (
     EntitiesCreated
     | RelationsCreated
@@ -306,4 +569,15 @@ CommandResult = (
     | ObservationsUpdated
     | RelationsUpdated
     | EntitiesMergedResult
+    | NodesAdded
+    | NodesUpdated
+    | NodesDeleted
+    | EdgesAdded
+    | EdgesUpdated
+    | EdgesDeleted
+    | MetadataAdded
+    | MetadataDeleted
+    | NodePropertiesSet
+    | SchemasRegistered
+    | TransactionCommitted
 )

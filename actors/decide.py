@@ -49,19 +49,28 @@ from eventstore.events import (
     RelationDeleted,
 )
 from projections.graph import GraphProjection
+from projections.schemas import SchemaProjection
 
 __all__ = ["Decision", "decide"]
 
 
 class Decision(msgspec.Struct, frozen=True):
-    """The events to append (possibly none) and the result to answer with once they are."""
+    """The events to append (possibly none) and the result to answer with once they are.
+
+    `steps` splits the events by the command that decided them, for hooks: a transaction
+    lists each step's; empty means all of `events` belong to the command decided.
+    """
 
     events: list[AnyEvent]
     result: CommandResult
+    steps: tuple[tuple[Command, list[AnyEvent]], ...] = ()
 
 
-def decide(graph: GraphProjection, command: Command) -> Decision:
-    """Decide `command` against `graph`; raises CommandRejectedError to reject it."""
+def decide(
+    graph: GraphProjection, command: Command, schemas: SchemaProjection | None = None
+) -> Decision:
+    """Decide `command` against `graph` (and, for RegisterSchemas, the schemas in force);
+    raises CommandRejectedError to reject it."""
     match command:
         case CreateEntities():
             return _create_entities(graph, command)

@@ -14,13 +14,15 @@ import structlog
 
 from actors.bridge import Reply
 from actors.commands import Command, CommandResult
-from actors.decide import decide
+from actors.decide import Decision, decide
 from actors.errors import CommandRejectedError
+from actors.hooks import Hooks, operation_of
 from actors.supervisor import SupervisorHandle
 from eventstore.events import Cause, Envelope
 from eventstore.log import EventLog, LogTransaction
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
+from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
 
 log = structlog.get_logger(__name__)
@@ -28,6 +30,9 @@ log = structlog.get_logger(__name__)
 CATCH_UP_CHUNK = 50_000
 
 Query = Callable[[GraphProjection], Any]
+
+# A decided command once appended: its result, its envelopes, the command and its decision.
+_Outcome = tuple[CommandResult, list[Envelope], Command, Decision]
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class ReadModels:
     graph: GraphProjection
     search: SearchProjection
     conflicts: ConflictsProjection
+    schemas: SchemaProjection
 
 
 ModelsQuery = Callable[[ReadModels], Any]
@@ -115,14 +121,17 @@ class GraphWriterActor(pykka.ThreadingActor):
         event_log: EventLog,
         subscribers: Subscribers | None = None,
         supervision: SupervisorHandle | None = None,
+        hooks: Hooks | None = None,
     ) -> None:
         super().__init__()
         self._log = event_log
         self._subscribers = subscribers or Subscribers()
         self._supervision = supervision
+        self._hooks = hooks or Hooks()
         self._graph = GraphProjection()
         self._search = SearchProjection()
         self._conflicts = ConflictsProjection()
+        self._schemas = SchemaProjection()
         # True while the read model may hold events of a transaction that did not commit.
         self._dirty = False
         self._pending: list[Execute] = []
@@ -190,7 +199,7 @@ class GraphWriterActor(pykka.ThreadingActor):
             fresh = self._log.read_from(conflicts.position + 1)
             while chunk := list(itertools.islice(fresh, CATCH_UP_CHUNK)):
                 conflicts.apply_all(chunk)
-        return ReadModels(self._graph, self._search, conflicts)
+        return ReadModels(self._graph, self._search, conflicts, self._schemas)
 
     # --- the write path -------------------------------------------------------------------
 
@@ -211,6 +220,10 @@ class GraphWriterActor(pykka.ThreadingActor):
         # count on hooks and notifications having run.
         appended = [e for o in outcomes if not isinstance(o, BaseException) for e in o[1]]
         self._publish(appended, local=True)
+        if self._hooks:
+            for outcome in outcomes:
+                if not isinstance(outcome, BaseException):
+                    self._run_after_hooks(outcome)
         for item, outcome in zip(batch, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 item.reply.fail(outcome)
@@ -220,16 +233,18 @@ class GraphWriterActor(pykka.ThreadingActor):
 
     def _decide_batch(
         self, txn: LogTransaction, batch: list[Execute]
-    ) -> tuple[list[Envelope], list[tuple[CommandResult, list[Envelope]] | BaseException]]:
+    ) -> tuple[list[Envelope], list[_Outcome | BaseException]]:
         if txn.attempt > 0 or self._dirty:
             self._reset_models()
         caught_up = list(txn.read_from(self._graph.position + 1))
         self._apply(caught_up)
         self._dirty = True
-        outcomes: list[tuple[CommandResult, list[Envelope]] | BaseException] = []
+        outcomes: list[_Outcome | BaseException] = []
         for item in batch:
             try:
-                decision = decide(self._graph, item.command)
+                decision = decide(self._graph, item.command, self._schemas)
+                if self._hooks:
+                    self._run_before_hooks(item.command, decision)
             except CommandRejectedError as rejection:
                 outcomes.append(rejection)
                 continue
@@ -239,19 +254,37 @@ class GraphWriterActor(pykka.ThreadingActor):
                 continue
             envelopes = txn.append(decision.events, item.cause) if decision.events else []
             self._apply(envelopes)
-            outcomes.append((decision.result, envelopes))
+            outcomes.append((decision.result, envelopes, item.command, decision))
         return caught_up, outcomes
+
+    # --- hooks ----------------------------------------------------------------------------
+
+    def _run_before_hooks(self, command: Command, decision: Decision) -> None:
+        """Raises HookVetoError (a rejection) when a before-hook refuses the command."""
+        for step, events in decision.steps:
+            self._hooks.before(operation_of(step), step, events)
+        self._hooks.before(operation_of(command), command, decision.events)
+
+    def _run_after_hooks(self, outcome: _Outcome) -> None:
+        _, envelopes, command, decision = outcome
+        start = 0
+        for step, events in decision.steps:
+            self._hooks.after(operation_of(step), step, envelopes[start : start + len(events)])
+            start += len(events)
+        self._hooks.after(operation_of(command), command, envelopes)
 
     # --- reads and fan-out ----------------------------------------------------------------
 
     def _apply(self, envelopes: Sequence[Envelope]) -> None:
         self._graph.apply_all(envelopes)
         self._search.note(envelopes)
+        self._schemas.apply_all(envelopes)
 
     def _reset_models(self) -> None:
         self._graph = GraphProjection()
         self._search = SearchProjection()
         self._conflicts = ConflictsProjection()
+        self._schemas = SchemaProjection()
 
     def _catch_up(self) -> None:
         if self._dirty:
