@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -17,6 +17,33 @@ class SettingsError(ValueError):
     """A setting has a value graphmem cannot use; the message says which and what is allowed."""
 
 
+# Tool families a profile may select (GRAPHMEM_TOOLS, --tools); `graph` (seed 002) comes later.
+TOOL_FAMILIES = ("memory", "schema", "mesh")
+DEFAULT_TOOLS = ("memory", "schema")
+# Opt-in schema sets shipped as subfolders of the shipped schemas folder.
+SCHEMA_SETS = ("rpg",)
+
+
+def shipped_schemas_dir() -> Path:
+    """The schema files shipped with graphmem: inside the installed wheel, or the source tree."""
+    installed = Path(__file__).resolve().parent / "_schemas"
+    if installed.is_dir():
+        return installed
+    return Path(__file__).resolve().parent.parent / "schemas"
+
+
+def parse_tools(value: str, where: str = "GRAPHMEM_TOOLS") -> tuple[str, ...]:
+    """A comma-separated list of tool families, e.g. "memory,schema,mesh"."""
+    names = tuple(dict.fromkeys(n.strip().lower() for n in value.split(",") if n.strip()))
+    unknown = [n for n in names if n not in TOOL_FAMILIES]
+    if unknown or not names:
+        raise SettingsError(
+            f"{where}={value!r} is not a list of tool families; use a comma-separated list "
+            f"of: {', '.join(TOOL_FAMILIES)} (default {','.join(DEFAULT_TOOLS)})"
+        )
+    return names
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable, with the defaults a fresh install runs on."""
@@ -26,6 +53,19 @@ class Settings:
     durability: Durability = Durability.EVERYSEC
     log_level: str = "INFO"
     limits: InputLimits = field(default_factory=InputLimits)
+    tools: tuple[str, ...] = DEFAULT_TOOLS
+    # User schema folders, loaded after (and overriding) the shipped ones.
+    schema_dirs: tuple[Path, ...] = ()
+    schema_sets: tuple[str, ...] = ()
+    watch_schemas: bool = True
+    # Hooks as "module:callable", besides those installed as `graphmem.hooks` entry points.
+    hooks: tuple[str, ...] = ()
+
+    @property
+    def schema_folders(self) -> tuple[Path, ...]:
+        """Every folder schemas load from, in order: shipped, opted-in sets, the user's."""
+        shipped = shipped_schemas_dir()
+        return (shipped, *(shipped / name for name in self.schema_sets), *self.schema_dirs)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -49,16 +89,58 @@ class Settings:
             ),
             max_query_chars=_positive(env, "GRAPHMEM_MAX_QUERY_CHARS", defaults.max_query_chars),
         )
+        schema_dirs = env.get("GRAPHMEM_SCHEMAS_DIR")
         return cls(
             limits=limits,
             data_dir=Path(data_dir).expanduser(),
             node_id=env.get("GRAPHMEM_NODE_ID") or None,
             durability=durability,
             log_level=(env.get("GRAPHMEM_LOG_LEVEL") or "INFO").upper(),
+            tools=parse_tools(env["GRAPHMEM_TOOLS"])
+            if env.get("GRAPHMEM_TOOLS")
+            else DEFAULT_TOOLS,
+            schema_dirs=(
+                tuple(Path(p).expanduser() for p in schema_dirs.split(os.pathsep) if p)
+                if schema_dirs is not None
+                else (Path(platformdirs.user_config_dir("graphmem")) / "schemas",)
+            ),
+            schema_sets=_schema_sets(env.get("GRAPHMEM_SCHEMA_SETS", "")),
+            watch_schemas=_flag(env, "GRAPHMEM_WATCH_SCHEMAS", default=True),
+            hooks=tuple(_items(env.get("GRAPHMEM_HOOKS", ""))),
         )
 
     def with_data_dir(self, data_dir: str | Path) -> Settings:
         return replace(self, data_dir=Path(data_dir).expanduser())
+
+    def with_tools(self, tools: tuple[str, ...]) -> Settings:
+        return replace(self, tools=tools)
+
+
+def _items(value: str) -> Iterable[str]:
+    return (item.strip() for item in value.split(",") if item.strip())
+
+
+def _schema_sets(value: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(n.lower() for n in _items(value)))
+    unknown = [n for n in names if n not in SCHEMA_SETS]
+    if unknown:
+        raise SettingsError(
+            f"GRAPHMEM_SCHEMA_SETS={value!r}: {', '.join(unknown)} is not a shipped schema "
+            f"set; the sets are: {', '.join(SCHEMA_SETS)}"
+        )
+    return names
+
+
+def _flag(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+    raw = env.get(name)
+    if not raw:
+        return default
+    lowered = raw.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise SettingsError(f"{name}={raw!r} must be 1/true/yes/on or 0/false/no/off")
 
 
 def _positive(env: Mapping[str, str], name: str, default: int) -> int:
