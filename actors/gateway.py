@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import pykka
 
-from actors.bridge import AsyncReply, BlockingReply
+from actors.bridge import AsyncReply, BlockingReply, Reply
 from actors.commands import Command, CommandResult
 from actors.graph_writer import (
     Ask,
@@ -54,6 +54,10 @@ class GraphGateway:
             self._ref = ref
         return ref
 
+    def send(self, command: Command, cause: Cause | None, reply: Reply[CommandResult]) -> None:
+        """Hand a command to the writer; `reply` is settled once it is decided and committed."""
+        self._writer().tell(Execute(command, cause, reply))
+
     async def execute(self, command: Command, cause: Cause | None = None) -> CommandResult:
         reply: AsyncReply[CommandResult] = AsyncReply()
         self._writer().tell(Execute(command, cause, reply))
@@ -79,6 +83,12 @@ class GraphGateway:
     def query_blocking(self, query: Callable[[GraphProjection], T]) -> T:
         reply: BlockingReply[Any] = BlockingReply()
         self._writer().tell(Ask(query, reply))
+        result: T = reply.wait(self.timeout)
+        return result
+
+    def query_models_blocking(self, query: Callable[[ReadModels], T]) -> T:
+        reply: BlockingReply[Any] = BlockingReply()
+        self._writer().tell(AskModels(query, reply))
         result: T = reply.wait(self.timeout)
         return result
 

@@ -35,14 +35,28 @@ Query = Callable[[GraphProjection], Any]
 _Outcome = tuple[CommandResult, list[Envelope], Command, Decision]
 
 
-@dataclass(frozen=True)
 class ReadModels:
-    """Every read model the writer keeps current, for queries that need more than the graph."""
+    """Every read model the writer keeps current, for queries that need more than the graph.
 
-    graph: GraphProjection
-    search: SearchProjection
-    conflicts: ConflictsProjection
-    schemas: SchemaProjection
+    The conflict view is folded lazily, on its first use after a change: it costs as much as
+    the graph fold, and neither start-up nor a query that does not read it should pay for it.
+    """
+
+    def __init__(
+        self,
+        graph: GraphProjection,
+        search: SearchProjection,
+        schemas: SchemaProjection,
+        conflicts: Callable[[], ConflictsProjection],
+    ) -> None:
+        self.graph = graph
+        self.search = search
+        self.schemas = schemas
+        self._conflicts = conflicts
+
+    @property
+    def conflicts(self) -> ConflictsProjection:
+        return self._conflicts()
 
 
 ModelsQuery = Callable[[ReadModels], Any]
@@ -192,14 +206,15 @@ class GraphWriterActor(pykka.ThreadingActor):
             reply.fail(error)
 
     def _all_models(self) -> ReadModels:
-        # The conflict view is folded lazily, on its first use after a change: it costs as
-        # much as the graph fold, and start-up should not pay for a view few calls read.
+        return ReadModels(self._graph, self._search, self._schemas, self._current_conflicts)
+
+    def _current_conflicts(self) -> ConflictsProjection:
         conflicts = self._conflicts
         if conflicts.position < self._graph.position:
             fresh = self._log.read_from(conflicts.position + 1)
             while chunk := list(itertools.islice(fresh, CATCH_UP_CHUNK)):
                 conflicts.apply_all(chunk)
-        return ReadModels(self._graph, self._search, conflicts, self._schemas)
+        return conflicts
 
     # --- the write path -------------------------------------------------------------------
 

@@ -12,10 +12,15 @@ import structlog
 
 from actors.gateway import GraphGateway
 from actors.graph_writer import GraphWriterActor, Subscribers
+from actors.hooks import Hooks
+from actors.schema_registry import SchemaRegistryActor
 from actors.supervisor import SupervisorActor, SupervisorHandle
+from actors.transaction_coordinator import TransactionCoordinatorActor, TransactionGateway
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import EventLog
 from graphmem.config import Settings
+from graphmem.hook_loader import load_hooks
+from graphmem.tools.catalog import STATIC_TOOL_NAMES
 
 log = structlog.get_logger(__name__)
 
@@ -30,17 +35,48 @@ class App:
     event_log: EventLog
     supervisor: pykka.ActorRef[SupervisorActor]
     graph: GraphGateway
+    transactions: TransactionGateway
+    hooks: Hooks
 
 
-def start_actors(settings: Settings, event_log: EventLog) -> App:
+def start_actors(
+    settings: Settings,
+    event_log: EventLog,
+    *,
+    load_schemas: bool = True,
+    hooks: Hooks | None = None,
+) -> App:
+    """Start the actors under one supervisor. `load_schemas` False skips the schema registry
+    (one-shot commands such as import and export need no schema files nor a watcher)."""
+    hooks = hooks if hooks is not None else Hooks(load_hooks(settings.hooks))
     subscribers = Subscribers()
     supervisor = SupervisorActor.start()
+    start = supervisor.proxy().start_child
+    try:
 
-    def graph_writer(handle: SupervisorHandle) -> pykka.ActorRef[GraphWriterActor]:
-        return GraphWriterActor.start(event_log, subscribers, handle)
+        def graph_writer(handle: SupervisorHandle) -> pykka.ActorRef[GraphWriterActor]:
+            return GraphWriterActor.start(event_log, subscribers, handle, hooks)
 
-    supervisor.proxy().start_child("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
-    return App(settings, event_log, supervisor, GraphGateway(supervisor, subscribers))
+        start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
+        graph = GraphGateway(supervisor, subscribers)
+
+        def coordinator(handle: SupervisorHandle) -> pykka.ActorRef[TransactionCoordinatorActor]:
+            return TransactionCoordinatorActor.start(graph, hooks)
+
+        coordinator_ref = start("transaction_coordinator", coordinator).get(timeout=STOP_TIMEOUT)
+        if load_schemas:
+
+            def registry(handle: SupervisorHandle) -> pykka.ActorRef[SchemaRegistryActor]:
+                return SchemaRegistryActor.start(
+                    settings.schema_folders, graph, STATIC_TOOL_NAMES, settings.watch_schemas
+                )
+
+            start("schema_registry", registry).get(timeout=STOP_TIMEOUT * 6)
+    except BaseException:
+        pykka.ActorRegistry.stop_all(block=True, timeout=STOP_TIMEOUT)
+        raise
+    transactions = TransactionGateway(coordinator_ref, hooks)
+    return App(settings, event_log, supervisor, graph, transactions, hooks)
 
 
 def stop_actors(app: App) -> None:
@@ -52,19 +88,20 @@ def stop_actors(app: App) -> None:
 
 
 @contextmanager
-def running(settings: Settings) -> Iterator[App]:
+def running(settings: Settings, *, load_schemas: bool = True) -> Iterator[App]:
     """Open the data dir and run the actors for the duration of the block."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     event_log = LmdbEventLog.open(
         settings.data_dir, durability=settings.durability, node_id=settings.node_id
     )
     try:
-        app = start_actors(settings, event_log)
+        app = start_actors(settings, event_log, load_schemas=load_schemas)
         log.info(
             "graphmem_started",
             data_dir=str(settings.data_dir),
             node_id=event_log.node_id,
             durability=settings.durability.value,
+            tools=",".join(settings.tools),
         )
         try:
             yield app

@@ -155,7 +155,7 @@ def _import(settings: Settings, file: str, batch_size: int) -> int:
         )
         return 1
     with (
-        running(settings) as app,
+        running(settings, load_schemas=False) as app,
         tqdm(
             total=len(parsed.entities) + len(parsed.relations),
             file=sys.stderr,
@@ -193,7 +193,7 @@ def _import(settings: Settings, file: str, batch_size: int) -> int:
 
 
 def _export(settings: Settings, output: str | None) -> int:
-    with running(settings) as app:
+    with running(settings, load_schemas=False) as app:
         data = app.graph.query_blocking(export_jsonl)
     if output is None:
         sys.stdout.buffer.write(data)

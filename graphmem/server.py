@@ -29,6 +29,7 @@ from graphmem.tools.base import (
     render,
 )
 from graphmem.tools.graph_values import whole_graph
+from graphmem.tools.mesh_format import mesh_error
 from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
 
@@ -216,20 +217,25 @@ def build_server(
 
 
 async def _run(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutcome:
+    def failed(message: str, suggestions: list[str] | None = None) -> ToolOutcome:
+        if spec.error_style == "mesh":
+            return mesh_error(message, suggestions=suggestions or ())
+        return error(message)
+
     try:
         outcome: ToolOutcome = await spec.run(ctx, arguments)
     except ToolInputError as problem:
-        return error(str(problem))
+        return failed(str(problem), getattr(problem, "suggestions", None))
     except CommandRejectedError as rejection:
-        return error(rejection.message)
+        return failed(rejection.message, getattr(rejection, "suggestions", None))
     except TimeoutError:
-        return error(
+        return failed(
             f"{spec.tool.name} did not finish within {ctx.graph.timeout:g} s; the graph may be "
             "busy. Read the graph to see whether the change was applied before retrying."
         )
     except Exception:  # the edge: an unexpected failure is one tool's error, never a crash
         log.exception("tool_failed", tool=spec.tool.name)
-        return error(
+        return failed(
             f"{spec.tool.name} failed with an internal error (logged on the server). Read the "
             "graph to see its current state before retrying."
         )

@@ -11,6 +11,8 @@ import msgspec
 from mcp import types
 
 from actors.gateway import GraphGateway
+from actors.hooks import Hooks
+from actors.transaction_coordinator import TransactionGateway
 from eventstore.events import Cause
 
 T = TypeVar("T")
@@ -37,6 +39,8 @@ class ToolContext:
     graph: GraphGateway
     limits: InputLimits
     cause: Cause
+    transactions: TransactionGateway | None = None
+    hooks: Hooks = field(default_factory=Hooks)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,9 @@ class ToolSpec:
     run: Runner
     mutates: bool = False
     families: frozenset[str] = field(default_factory=lambda: frozenset({"memory"}))
+    # How a rejection reads: the official plain text ("memory"), or seed 000's JSON body
+    # with suggestions ("mesh", for the mesh and schema families).
+    error_style: str = "memory"
 
 
 def parse_args(tool_name: str, args: dict[str, Any], shape: type[T]) -> T:
