@@ -43,11 +43,12 @@ def start_actors(
     settings: Settings,
     event_log: EventLog,
     *,
-    load_schemas: bool = True,
+    load_schemas: bool = False,
     hooks: Hooks | None = None,
 ) -> App:
-    """Start the actors under one supervisor. `load_schemas` False skips the schema registry
-    (one-shot commands such as import and export need no schema files nor a watcher)."""
+    """Start the actors under one supervisor. The schema registry (loading and watching schema
+    files) starts only with `load_schemas`: the server wants it; one-shot commands such as
+    import and export, and most tests, do not."""
     hooks = hooks if hooks is not None else Hooks(load_hooks(settings.hooks))
     subscribers = Subscribers()
     supervisor = SupervisorActor.start()

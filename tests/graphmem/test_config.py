@@ -53,3 +53,39 @@ def test_a_bad_value_says_which_setting_and_what_is_allowed(
     with pytest.raises(SettingsError, match=name) as problem:
         Settings.from_env({name: value})
     assert fragment in str(problem.value)
+
+
+def test_tool_profiles_schema_folders_sets_and_hooks_are_read(tmp_path: Path) -> None:
+    settings = Settings.from_env(
+        {
+            "GRAPHMEM_TOOLS": "Mesh, memory",
+            "GRAPHMEM_SCHEMAS_DIR": str(tmp_path),
+            "GRAPHMEM_SCHEMA_SETS": "rpg",
+            "GRAPHMEM_WATCH_SCHEMAS": "off",
+            "GRAPHMEM_HOOKS": "a.b:c, d:e",
+        }
+    )
+    assert settings.tools == ("mesh", "memory")
+    assert settings.schema_dirs == (tmp_path,)
+    assert settings.schema_folders[1].name == "rpg"
+    assert settings.schema_folders[-1] == tmp_path
+    assert settings.watch_schemas is False
+    assert settings.hooks == ("a.b:c", "d:e")
+
+
+def test_the_default_profile_is_memory_and_schema() -> None:
+    assert Settings.from_env({}).tools == ("memory", "schema")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "fragment"),
+    [
+        ("GRAPHMEM_TOOLS", "memory,graphs", "memory, schema, mesh"),
+        ("GRAPHMEM_SCHEMA_SETS", "dnd", "the sets are: rpg"),
+        ("GRAPHMEM_WATCH_SCHEMAS", "maybe", "1/true/yes/on"),
+    ],
+)
+def test_bad_profile_set_or_flag_values_are_refused(name: str, value: str, fragment: str) -> None:
+    with pytest.raises(SettingsError, match=name) as problem:
+        Settings.from_env({name: value})
+    assert fragment in str(problem.value)
