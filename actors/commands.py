@@ -150,7 +150,6 @@ class EntityMerge(_Message, frozen=True, tag="EntityMerge"):
     target: str
 
 
-
 # Inputs of the schema-driven family (seed 000): a node is an entity, its `node_type` the
 # entity type, its metadata the entity's observations; an edge is a relation.
 
@@ -233,6 +232,7 @@ class SchemaDefinition(_Message, frozen=True, tag="SchemaDefinition"):
     schema_json: str
     digest: str
     source: str = ""
+
 
 # --- commands -------------------------------------------------------------------------------
 

@@ -2,7 +2,10 @@
 
 Semantics are the official memory server's, as on its `main` branch (dangling relations are
 rejected, duplicates within one batch are skipped, skips and misses are reported); the edit
-and merge commands are decided in `actors.edits`. decide never mutates the graph; it raises a
+and merge commands are decided in `actors.edits`, the schema-driven family's in `actors.mesh`,
+transactions and schema registrations in `actors.transactions`. The graph is any GraphReader:
+the projection itself, or a WorkingGraph when a transaction decides its steps. decide never
+mutates the graph; it raises a
 CommandRejectedError to refuse a command, and then nothing is written. Every event of one
 decision is appended in one transaction, stamped in order, so an entity's creation is older
 than the observations written with it.
@@ -14,13 +17,21 @@ from typing import assert_never
 
 import msgspec
 
+from actors import mesh
 from actors.commands import (
+    AddEdges,
+    AddMetadata,
+    AddNodes,
     AddObservations,
     Command,
     CommandResult,
+    CommitTransaction,
     CreateEntities,
     CreateRelations,
+    DeleteEdges,
     DeleteEntities,
+    DeleteMetadata,
+    DeleteNodes,
     DeleteObservations,
     DeleteRelations,
     EntitiesCreated,
@@ -30,15 +41,21 @@ from actors.commands import (
     ObservationsAdded,
     ObservationsAddedItem,
     ObservationsDeleted,
+    RegisterSchemas,
     RelationInput,
     RelationsCreated,
     RelationsDeleted,
+    SetNodeProperties,
+    UpdateEdges,
     UpdateEntities,
+    UpdateNodes,
     UpdateObservations,
     UpdateRelations,
 )
 from actors.edits import merge_entities, update_entities, update_observations, update_relations
 from actors.errors import EntityNotFoundError
+from actors.graph_reader import GraphReader
+from actors.transactions import commit_transaction, register_schemas
 from eventstore.events import (
     AnyEvent,
     EntityCreated,
@@ -48,7 +65,6 @@ from eventstore.events import (
     RelationCreated,
     RelationDeleted,
 )
-from projections.graph import GraphProjection
 from projections.schemas import SchemaProjection
 
 __all__ = ["Decision", "decide"]
@@ -67,7 +83,7 @@ class Decision(msgspec.Struct, frozen=True):
 
 
 def decide(
-    graph: GraphProjection, command: Command, schemas: SchemaProjection | None = None
+    graph: GraphReader, command: Command, schemas: SchemaProjection | None = None
 ) -> Decision:
     """Decide `command` against `graph` (and, for RegisterSchemas, the schemas in force);
     raises CommandRejectedError to reject it."""
@@ -92,11 +108,33 @@ def decide(
             return Decision(*update_relations(graph, command))
         case MergeEntities():
             return Decision(*merge_entities(graph, command))
+        case AddNodes():
+            return Decision(*mesh.add_nodes(graph, command))
+        case UpdateNodes():
+            return Decision(*mesh.update_nodes(graph, command))
+        case DeleteNodes():
+            return Decision(*mesh.delete_nodes(graph, command))
+        case AddEdges():
+            return Decision(*mesh.add_edges(graph, command))
+        case UpdateEdges():
+            return Decision(*mesh.update_edges(graph, command))
+        case DeleteEdges():
+            return Decision(*mesh.delete_edges(graph, command))
+        case AddMetadata():
+            return Decision(*mesh.add_metadata(graph, command))
+        case DeleteMetadata():
+            return Decision(*mesh.delete_metadata(graph, command))
+        case SetNodeProperties():
+            return Decision(*mesh.set_node_properties(graph, command))
+        case RegisterSchemas():
+            return Decision(*register_schemas(schemas, command))
+        case CommitTransaction():
+            return Decision(*commit_transaction(graph, command, schemas, decide))
         case _:
             assert_never(command)
 
 
-def _create_entities(graph: GraphProjection, command: CreateEntities) -> Decision:
+def _create_entities(graph: GraphReader, command: CreateEntities) -> Decision:
     """create_entities: skip a name that is alive or came earlier in the batch (`skipped`
     lists each skipped input's name, in input order; its type and observations are dropped).
     A created entity gets EntityCreated, then one ObservationAdded per observation in the
@@ -118,7 +156,7 @@ def _create_entities(graph: GraphProjection, command: CreateEntities) -> Decisio
     return Decision(events, EntitiesCreated(created, skipped))
 
 
-def _create_relations(graph: GraphProjection, command: CreateRelations) -> Decision:
+def _create_relations(graph: GraphReader, command: CreateRelations) -> Decision:
     """create_relations: first the whole batch is checked, in order, `from` before `to`: an
     endpoint that is not an alive entity rejects the command (EntityNotFoundError) and nothing
     is written. Then a triple that is visible or came earlier in the batch is skipped (listed
@@ -142,7 +180,7 @@ def _create_relations(graph: GraphProjection, command: CreateRelations) -> Decis
     return Decision(events, RelationsCreated(created, skipped))
 
 
-def _add_observations(graph: GraphProjection, command: AddObservations) -> Decision:
+def _add_observations(graph: GraphReader, command: AddObservations) -> Decision:
     """add_observations: an item naming an entity that is not alive rejects the command
     (EntityNotFoundError for the first such item) and nothing is written. Per item, in order,
     each content not among the entity's observations as they stood before this item is added,
@@ -166,7 +204,7 @@ def _add_observations(graph: GraphProjection, command: AddObservations) -> Decis
     return Decision(events, ObservationsAdded(results))
 
 
-def _delete_entities(graph: GraphProjection, command: DeleteEntities) -> Decision:
+def _delete_entities(graph: GraphReader, command: DeleteEntities) -> Decision:
     """delete_entities: EntityDeleted for each distinct alive name, then RelationDeleted for
     each visible relation touching one of them, each once, in creation order. Missing names
     are not an error. Counts: `requested` = len(entity_names); `deleted` = distinct alive
@@ -192,7 +230,7 @@ def _delete_entities(graph: GraphProjection, command: DeleteEntities) -> Decisio
     return Decision(events, result)
 
 
-def _delete_observations(graph: GraphProjection, command: DeleteObservations) -> Decision:
+def _delete_observations(graph: GraphReader, command: DeleteObservations) -> Decision:
     """delete_observations: for each item on an alive entity, ObservationDeleted for each
     listed content currently present (each (entity, content) once); it removes every
     occurrence of that content. Missing entities and contents are not an error. Counts:
@@ -217,7 +255,7 @@ def _delete_observations(graph: GraphProjection, command: DeleteObservations) ->
     return Decision(events, ObservationsDeleted(requested, len(done), list(not_found)))
 
 
-def _delete_relations(graph: GraphProjection, command: DeleteRelations) -> Decision:
+def _delete_relations(graph: GraphReader, command: DeleteRelations) -> Decision:
     """delete_relations: RelationDeleted for each listed triple that is visible, each once.
     A miss is not an error. Counts: `requested` = len(relations); `deleted` = distinct listed
     triples that were visible."""

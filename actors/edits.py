@@ -40,9 +40,10 @@ from actors.errors import (
     RelationExistsError,
     RelationNotFoundError,
 )
+from actors.graph_reader import GraphReader
 from actors.working_graph import WorkingGraph, relation_key
 from eventstore.events import AnyEvent, EntitiesMerged, EntityRenamed
-from projections.graph import EntityView, GraphProjection, RelationKey
+from projections.graph import EntityView, RelationKey
 
 __all__ = ["merge_entities", "update_entities", "update_observations", "update_relations"]
 
@@ -62,7 +63,7 @@ def _alive(work: WorkingGraph, name: str) -> EntityView:
 
 
 def update_entities(
-    graph: GraphProjection, command: UpdateEntities
+    graph: GraphReader, command: UpdateEntities
 ) -> tuple[list[AnyEvent], EntitiesUpdated]:
     """Per item: the entity must be alive and the item must ask for something. A retype alone
     is one EntityUpdated. A rename (new_name differs) refuses an alive new name; otherwise it is
@@ -112,7 +113,7 @@ def _update_entity(work: WorkingGraph, item: EntityUpdate) -> EntityUpdateResult
 
 
 def update_observations(
-    graph: GraphProjection, command: UpdateObservations
+    graph: GraphReader, command: UpdateObservations
 ) -> tuple[list[AnyEvent], ObservationsUpdated]:
     """Per item: the entity must be alive and carry the old content. ObservationDeleted(old)
     removes every occurrence; ObservationAdded(new) adds it once, at the end, unless the entity
@@ -141,7 +142,7 @@ def _update_observation(work: WorkingGraph, item: ObservationUpdate) -> Observat
 
 
 def update_relations(
-    graph: GraphProjection, command: UpdateRelations
+    graph: GraphReader, command: UpdateRelations
 ) -> tuple[list[AnyEvent], RelationsUpdated]:
     """Per item: the relation must be visible; omitted fields keep their value; the new
     endpoints must be alive (`from` checked before `to`); the new key must not be another
@@ -158,7 +159,7 @@ def _update_relation(work: WorkingGraph, item: RelationUpdate) -> RelationUpdate
         raise NothingToUpdateError(
             f"{old_key[0]} -[{old_key[2]}]-> {old_key[1]}", "newFrom, newTo and/or newRelationType"
         )
-    relation = work.relation(old_key)
+    relation = work.relation(*old_key)
     if relation is None:
         raise RelationNotFoundError(old_key)
     key = (
@@ -170,7 +171,7 @@ def _update_relation(work: WorkingGraph, item: RelationUpdate) -> RelationUpdate
         _alive(work, endpoint)
     if key == old_key:
         return RelationUpdateResult(_triple(old_key), _triple(key), False)
-    if work.relation(key) is not None:
+    if work.relation(*key) is not None:
         raise RelationExistsError(key, old_key)
     work.delete_relation(relation)
     work.create_relation(relation, key)
@@ -181,7 +182,7 @@ def _update_relation(work: WorkingGraph, item: RelationUpdate) -> RelationUpdate
 
 
 def merge_entities(
-    graph: GraphProjection, command: MergeEntities
+    graph: GraphReader, command: MergeEntities
 ) -> tuple[list[AnyEvent], EntitiesMergedResult]:
     """Per item: source and target must differ and both be alive. The source is deleted with
     its relations (EntityDeleted, RelationDeleted each). The target gets ObservationAdded for
@@ -221,7 +222,7 @@ def _merge(work: WorkingGraph, item: EntityMerge) -> MergeResult:
             target if to_entity == source else to_entity,
             relation_type,
         )
-        if links_both or work.relation(key) is not None:
+        if links_both or work.relation(*key) is not None:
             dropped.append(old_key)
             continue
         work.create_relation(relation, key)

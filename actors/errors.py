@@ -3,7 +3,8 @@
 The hierarchy::
 
     CommandRejectedError          a command was refused; nothing was written. `.message` is the
-     |                            text the MCP edge shows as an isError tool result.
+     |                            text the MCP edge shows as an isError tool result;
+     |                            `.suggestions` what to try next (may be empty).
      +-- EntityNotFoundError      a command needs an alive entity that does not exist (`.name`);
      |                            message exactly `Entity with name {name} not found`, as the
      |                            official memory server words it.
@@ -14,6 +15,21 @@ The hierarchy::
      +-- RelationNotFoundError    no visible relation has that key (`.key`).
      +-- RelationExistsError      an edit would duplicate a visible relation (`.key`).
      +-- NothingToUpdateError     an update item asks for no change at all (`.name`).
+     |
+     |   the schema-driven family (seed 000), worded like upstream MemoryMesh:
+     +-- NodeNotFoundError        `Node not found: {name}` (`.name`).
+     +-- NodeExistsError          `Node already exists: {name}. ...` (`.name`, `.node_type`).
+     +-- TypedNodeNotFoundError   `{type} "{name}" not found`: no node of that type has that
+     |                            name (`.node_type`, `.name`, `.actual_type` if another has).
+     +-- EdgeNotFoundError        `Edge not found: A -> B (t)` (`.key`).
+     +-- EdgeExistsError          `Edge already exists: A -> B (t)` (`.key`).
+     +-- InvalidWeightError       `Edge weight must be between 0 and 1` (`.key`, `.weight`).
+     +-- ConflictingWeightsError  an edge update gives both `weight` and `newWeight` (`.key`).
+     +-- DuplicateItemError       one call lists the same node or edge twice (`.item`).
+     +-- BlankFieldError          a name, type or edge type is empty (`.field`, `.item`).
+
+A transaction re-raises the rejection of its failing step, its message prefixed with the step
+(see `CommandRejectedError.in_step`).
 
 Events never fail to apply; an exception while applying one is a bug, not a rejection.
 """
@@ -21,14 +37,24 @@ Events never fail to apply; an exception while applying one is a bug, not a reje
 from __future__ import annotations
 
 __all__ = [
+    "BlankFieldError",
     "CommandRejectedError",
+    "ConflictingWeightsError",
+    "DuplicateItemError",
+    "EdgeExistsError",
+    "EdgeNotFoundError",
     "EntityExistsError",
     "EntityNotFoundError",
+    "InvalidWeightError",
     "MergeIntoItselfError",
+    "NodeExistsError",
+    "NodeNotFoundError",
     "NothingToUpdateError",
     "ObservationNotFoundError",
     "RelationExistsError",
     "RelationNotFoundError",
+    "TypedNodeNotFoundError",
+    "edge_text",
 ]
 
 RelationKey = tuple[str, str, str]
@@ -38,12 +64,28 @@ def _relation_text(key: RelationKey) -> str:
     return f"{key[0]} -[{key[2]}]-> {key[1]}"
 
 
+def edge_text(key: RelationKey) -> str:
+    """An edge as upstream MemoryMesh writes it in messages: `A -> B (t)`."""
+    return f"{key[0]} -> {key[1]} ({key[2]})"
+
+
 class CommandRejectedError(Exception):
     """A command was refused; nothing was written."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, suggestions: list[str] | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.suggestions: list[str] = [] if suggestions is None else suggestions
+
+    def in_step(self, index: int, total: int, step: str) -> None:
+        """Say which step of a transaction was refused (`index` counts from 1)."""
+        message = f"Step {index} of {total} ({step}): {self.message}"
+        if "Nothing was" not in message:
+            message += (
+                " Nothing was written." if message.endswith(".") else ". Nothing was written."
+            )
+        self.message = message
+        self.args = (message,)
 
     def __str__(self) -> str:
         return self.message
@@ -145,3 +187,158 @@ class NothingToUpdateError(CommandRejectedError):
 
     def __reduce__(self) -> tuple[type[NothingToUpdateError], tuple[str, str]]:
         return (type(self), (self.name, self.fields))
+
+
+# --- the schema-driven family (seed 000) -----------------------------------------------------
+
+
+class NodeNotFoundError(CommandRejectedError):
+    """A command named a node that does not exist."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Node not found: {name}. Nothing was written; create the node first (add_nodes "
+            "or an add_<type> tool), or look its name up with search_nodes.",
+            [
+                f'Create "{name}" first with add_nodes or an add_<type> tool',
+                "Look up the exact name with search_nodes",
+            ],
+        )
+        self.name = name
+
+    def __reduce__(self) -> tuple[type[NodeNotFoundError], tuple[str]]:
+        return (type(self), (self.name,))
+
+
+class NodeExistsError(CommandRejectedError):
+    """A command would create a node whose name an existing node (of any type) has."""
+
+    def __init__(self, name: str, node_type: str | None = None) -> None:
+        update = "update_nodes" if node_type is None else f"update_nodes or update_{node_type}"
+        super().__init__(
+            f"Node already exists: {name}. Consider updating existing node. Nothing was "
+            f"written; change it with {update}, or pick another name.",
+            [f'Update "{name}" with {update}', "Pick a name no node has"],
+        )
+        self.name = name
+        self.node_type = node_type
+
+    def __reduce__(self) -> tuple[type[NodeExistsError], tuple[str, str | None]]:
+        return (type(self), (self.name, self.node_type))
+
+
+class TypedNodeNotFoundError(CommandRejectedError):
+    """A typed tool (update_<type>, delete_<type>) named no node of its type."""
+
+    def __init__(self, node_type: str, name: str, actual_type: str | None = None) -> None:
+        if actual_type is None:
+            hint = f"look the name up with search_nodes, or create it with add_{node_type}"
+            suggestions = [
+                "Look up the exact name with search_nodes",
+                f'Create "{name}" with add_{node_type}',
+            ]
+        else:
+            hint = f'"{name}" is a {actual_type}: use the {actual_type} tools'
+            suggestions = [f'Use update_{actual_type} or delete_{actual_type} for "{name}"']
+        super().__init__(
+            f'{node_type} "{name}" not found. Nothing was written; {hint}.', suggestions
+        )
+        self.node_type = node_type
+        self.name = name
+        self.actual_type = actual_type
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[TypedNodeNotFoundError], tuple[str, str, str | None]]:
+        return (type(self), (self.node_type, self.name, self.actual_type))
+
+
+class EdgeNotFoundError(CommandRejectedError):
+    """No visible edge has the key a command names."""
+
+    def __init__(self, key: RelationKey) -> None:
+        super().__init__(
+            f"Edge not found: {edge_text(key)}. Nothing was written; add it with add_edges, "
+            "or read the node's edges with open_nodes.",
+            ["Add the edge with add_edges", f'Read the edges of "{key[0]}" with open_nodes'],
+        )
+        self.key = key
+
+    def __reduce__(self) -> tuple[type[EdgeNotFoundError], tuple[RelationKey]]:
+        return (type(self), (self.key,))
+
+
+class EdgeExistsError(CommandRejectedError):
+    """A command would create (or repoint an edge onto) an edge that is already there."""
+
+    def __init__(self, key: RelationKey) -> None:
+        super().__init__(
+            f"Edge already exists: {edge_text(key)}. Nothing was written; change its weight "
+            "with update_edges, or remove it first with delete_edges.",
+            ["Change the weight with update_edges", "Remove the edge first with delete_edges"],
+        )
+        self.key = key
+
+    def __reduce__(self) -> tuple[type[EdgeExistsError], tuple[RelationKey]]:
+        return (type(self), (self.key,))
+
+
+class InvalidWeightError(CommandRejectedError):
+    """An edge weight is not a number from 0 to 1."""
+
+    def __init__(self, key: RelationKey, weight: float) -> None:
+        super().__init__(
+            f"Edge weight must be between 0 and 1 (got {weight} for {edge_text(key)}). "
+            "Nothing was written; give a weight from 0 (no confidence) to 1 (certain).",
+            ["Give a weight from 0 to 1, or leave it out for 1.0"],
+        )
+        self.key = key
+        self.weight = weight
+
+    def __reduce__(self) -> tuple[type[InvalidWeightError], tuple[RelationKey, float]]:
+        return (type(self), (self.key, self.weight))
+
+
+class ConflictingWeightsError(CommandRejectedError):
+    """An edge update gives new evidence (`weight`) and a replacement (`newWeight`) at once."""
+
+    def __init__(self, key: RelationKey) -> None:
+        super().__init__(
+            f"The update of {edge_text(key)} gives both weight and newWeight. Nothing was "
+            "written; give weight (new evidence, averaged with the current weight) or "
+            "newWeight (replaces it), not both.",
+            ["Give weight to average with the current weight", "Give newWeight to replace it"],
+        )
+        self.key = key
+
+    def __reduce__(self) -> tuple[type[ConflictingWeightsError], tuple[RelationKey]]:
+        return (type(self), (self.key,))
+
+
+class DuplicateItemError(CommandRejectedError):
+    """One call lists the same node or edge twice (`item` says which, e.g. `Node X`)."""
+
+    def __init__(self, item: str) -> None:
+        super().__init__(
+            f"{item} is listed more than once in this call. Nothing was written; list it once.",
+            ["List each node or edge once per call"],
+        )
+        self.item = item
+
+    def __reduce__(self) -> tuple[type[DuplicateItemError], tuple[str]]:
+        return (type(self), (self.item,))
+
+
+class BlankFieldError(CommandRejectedError):
+    """A name, node type or edge type is empty (`item` says where)."""
+
+    def __init__(self, field: str, item: str) -> None:
+        super().__init__(
+            f"{field} must not be empty ({item}). Nothing was written; give a non-empty {field}.",
+            [f"Give a non-empty {field}"],
+        )
+        self.field = field
+        self.item = item
+
+    def __reduce__(self) -> tuple[type[BlankFieldError], tuple[str, str]]:
+        return (type(self), (self.field, self.item))

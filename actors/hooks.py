@@ -121,8 +121,10 @@ class Hooks:
         with self._lock:
             self._items = tuple(h for h in self._items if h is not hook)
 
-    def __bool__(self) -> bool:
-        return bool(self._items)
+    @property
+    def empty(self) -> bool:
+        """No hook is registered (the writer then skips the hook calls altogether)."""
+        return not self._items
 
     def before(
         self,

@@ -84,7 +84,7 @@ class TransactionCoordinatorActor(pykka.ThreadingActor):
     def __init__(self, graph: GraphGateway, hooks: Hooks | None = None) -> None:
         super().__init__()
         self._graph = graph
-        self._hooks = hooks or Hooks()
+        self._hooks = hooks if hooks is not None else Hooks()
         self._ids = itertools.count(1)
         self._open: dict[int, list[Command]] = {}
 
@@ -171,7 +171,7 @@ class TransactionGateway:
         timeout: float = 60.0,
     ) -> None:
         self._coordinator = coordinator
-        self._hooks = hooks or Hooks()
+        self._hooks = hooks if hooks is not None else Hooks()
         self.timeout = timeout
 
     async def commit(

@@ -1,0 +1,351 @@
+"""The mesh family: seed 000's static node, edge, metadata and read tools over graphmem's graph.
+
+Each mutation is one command, decided and appended atomically (a refused item refuses the
+call). Answers are seed 000's `{data, actionTaken, timestamp}` envelope (see mesh_format);
+where upstream MemoryMesh takes other argument shapes than the seed, both are accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from mcp import types
+
+from actors.commands import (
+    AddEdges,
+    AddMetadata,
+    AddNodes,
+    DeleteEdges,
+    DeleteMetadata,
+    DeleteNodes,
+    EdgeInput,
+    EdgeKey,
+    EdgesAdded,
+    EdgesDeleted,
+    EdgesUpdated,
+    EdgeUpdate,
+    MetadataAdded,
+    MetadataChange,
+    MetadataDeleted,
+    NodeInput,
+    NodesAdded,
+    NodesDeleted,
+    NodesUpdated,
+    NodeUpdate,
+    UpdateEdges,
+    UpdateNodes,
+)
+from actors.graph_writer import ReadModels
+from graphmem.tools import mesh_schemas as s
+from graphmem.tools.base import (
+    Runner,
+    ToolContext,
+    ToolOutcome,
+    ToolSpec,
+    check_contents,
+    check_count,
+    check_names,
+    check_text,
+)
+from graphmem.tools.mesh_args import (
+    AddEdgesArgs,
+    AddNodesArgs,
+    DeleteEdgesArgs,
+    DeleteNodesArgs,
+    OpenArgs,
+    SearchArgs,
+    UpdateEdgesArgs,
+    UpdateNodesArgs,
+    add_metadata_changes,
+    check_edge_keys,
+    check_weight,
+    checked_changes,
+    delete_metadata_changes,
+    parse,
+)
+from graphmem.tools.mesh_format import mesh_ok
+from graphmem.tools.mesh_values import (
+    edge_input_value,
+    edge_key_value,
+    mesh_graph,
+    neighbourhood,
+    node_input_value,
+)
+from projections.graph import GraphProjection
+
+__all__ = ["MESH_TOOLS"]
+
+# --- action texts -----------------------------------------------------------------------------
+
+
+def _listed(verb: str, noun: str, items: Sequence[str]) -> str:
+    """E.g. "Added 2 nodes: a, b", "Added 1 node: a", "Added no nodes"."""
+    if not items:
+        return f"{verb} no {noun}s"
+    plural = "" if len(items) == 1 else "s"
+    return f"{verb} {len(items)} {noun}{plural}: {', '.join(items)}"
+
+
+def _edge_text(from_: str, to: str, edge_type: str) -> str:
+    return f"{from_} -> {to} ({edge_type})"
+
+
+def _entries(count: int) -> str:
+    return f"{count} metadata {'entry' if count == 1 else 'entries'}"
+
+
+def _not_found(action: str, missing: Iterable[str]) -> str:
+    missing = list(missing)
+    return f"{action}. Not found: {', '.join(missing)}" if missing else action
+
+
+# --- nodes ------------------------------------------------------------------------------------
+
+
+async def add_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "add_nodes"
+    args = parse(tool, raw, AddNodesArgs)
+    limits = ctx.limits
+    check_count(tool, len(args.nodes), "nodes", limits.max_items)
+    for i, n in enumerate(args.nodes):
+        where = f"nodes[{i}]"
+        check_names(tool, limits, [(f"{where}.name", n.name), (f"{where}.nodeType", n.nodeType)])
+        check_count(tool, len(n.metadata), f"{where}.metadata", limits.max_items)
+        check_contents(tool, limits, f"{where}.metadata", n.metadata)
+    command = AddNodes([NodeInput(n.name, n.nodeType, list(n.metadata)) for n in args.nodes])
+    result = await ctx.graph.execute(command, ctx.cause)
+    assert isinstance(result, NodesAdded)
+    names = [n.name for n in result.nodes]
+    data = {"nodes": [node_input_value(n) for n in result.nodes]}
+    return mesh_ok(data, _listed("Added", "node", names), mutated=True)
+
+
+async def update_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "update_nodes"
+    args = parse(tool, raw, UpdateNodesArgs)
+    limits = ctx.limits
+    check_count(tool, len(args.nodes), "nodes", limits.max_items)
+    for i, n in enumerate(args.nodes):
+        where = f"nodes[{i}]"
+        check_names(tool, limits, [(f"{where}.name", n.name), (f"{where}.nodeType", n.nodeType)])
+        if n.metadata is not None:
+            check_count(tool, len(n.metadata), f"{where}.metadata", limits.max_items)
+            check_contents(tool, limits, f"{where}.metadata", n.metadata)
+    command = UpdateNodes(
+        [
+            NodeUpdate(n.name, n.nodeType, None if n.metadata is None else list(n.metadata))
+            for n in args.nodes
+        ]
+    )
+    result = await ctx.graph.execute(command, ctx.cause)
+    assert isinstance(result, NodesUpdated)
+    names = [n.name for n in result.nodes]
+    data = {"nodes": [node_input_value(n) for n in result.nodes]}
+    return mesh_ok(data, _listed("Updated", "node", names), mutated=True)
+
+
+async def delete_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "delete_nodes"
+    args = parse(tool, raw, DeleteNodesArgs)
+    check_count(tool, len(args.nodeNames), "nodeNames", ctx.limits.max_items)
+    check_names(tool, ctx.limits, [(f"nodeNames[{i}]", n) for i, n in enumerate(args.nodeNames)])
+    result = await ctx.graph.execute(DeleteNodes(list(args.nodeNames)), ctx.cause)
+    assert isinstance(result, NodesDeleted)
+    action = _listed("Deleted", "node", result.deleted)
+    if result.edges_removed:
+        count = len(result.edges_removed)
+        action += f" and {count} connected edge{'' if count == 1 else 's'}"
+    data = {
+        "deleted": list(result.deleted),
+        "notFound": list(result.not_found),
+        "edgesRemoved": [edge_key_value(k) for k in result.edges_removed],
+    }
+    return mesh_ok(data, _not_found(action, result.not_found), mutated=True)
+
+
+# --- edges ------------------------------------------------------------------------------------
+
+
+async def add_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "add_edges"
+    args = parse(tool, raw, AddEdgesArgs)
+    check_edge_keys(tool, ctx.limits, args.edges)
+    for i, e in enumerate(args.edges):
+        check_weight(tool, f"edges[{i}].weight", e.weight)
+    command = AddEdges(
+        [
+            EdgeInput(e.from_, e.to, e.edgeType, 1.0 if e.weight is None else e.weight)
+            for e in args.edges
+        ]
+    )
+    result = await ctx.graph.execute(command, ctx.cause)
+    assert isinstance(result, EdgesAdded)
+    texts = [_edge_text(e.from_entity, e.to_entity, e.edge_type) for e in result.edges]
+    data = {"edges": [edge_input_value(e) for e in result.edges]}
+    return mesh_ok(data, _listed("Added", "edge", texts), mutated=True)
+
+
+async def update_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "update_edges"
+    args = parse(tool, raw, UpdateEdgesArgs)
+    limits = ctx.limits
+    check_edge_keys(tool, limits, args.edges)
+    for i, e in enumerate(args.edges):
+        where = f"edges[{i}]"
+        check_weight(tool, f"{where}.weight", e.weight)
+        check_weight(tool, f"{where}.newWeight", e.newWeight)
+        check_names(
+            tool,
+            limits,
+            [
+                (f"{where}.newFrom", e.newFrom),
+                (f"{where}.newTo", e.newTo),
+                (f"{where}.newEdgeType", e.newEdgeType),
+            ],
+        )
+    command = UpdateEdges(
+        [
+            EdgeUpdate(
+                e.from_, e.to, e.edgeType, e.weight, e.newWeight, e.newFrom, e.newTo, e.newEdgeType
+            )
+            for e in args.edges
+        ]
+    )
+    result = await ctx.graph.execute(command, ctx.cause)
+    assert isinstance(result, EdgesUpdated)
+    texts = [_edge_text(e.from_entity, e.to_entity, e.edge_type) for e in result.edges]
+    data = {"edges": [edge_input_value(e) for e in result.edges]}
+    return mesh_ok(data, _listed("Updated", "edge", texts), mutated=True)
+
+
+async def delete_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "delete_edges"
+    args = parse(tool, raw, DeleteEdgesArgs)
+    check_edge_keys(tool, ctx.limits, args.edges)
+    keys = [EdgeKey(e.from_, e.to, e.edgeType) for e in args.edges]
+    result = await ctx.graph.execute(DeleteEdges(keys), ctx.cause)
+    assert isinstance(result, EdgesDeleted)
+    deleted = set(result.deleted)
+    missing = [k for k in dict.fromkeys(keys) if k not in deleted]
+    texts = [_edge_text(k.from_entity, k.to_entity, k.edge_type) for k in result.deleted]
+    action = _not_found(
+        _listed("Deleted", "edge", texts),
+        (_edge_text(k.from_entity, k.to_entity, k.edge_type) for k in missing),
+    )
+    data = {
+        "deleted": [edge_key_value(k) for k in result.deleted],
+        "notFound": [edge_key_value(k) for k in missing],
+    }
+    return mesh_ok(data, action, mutated=True)
+
+
+# --- metadata ---------------------------------------------------------------------------------
+
+
+def _per_node(verb: str, preposition: str, results: Sequence[MetadataChange]) -> str:
+    count = sum(len(r.entries) for r in results)
+    nodes = ", ".join(dict.fromkeys(r.node_name for r in results))
+    return f"{verb} {_entries(count)} {preposition} {nodes}" if nodes else f"{verb} no metadata"
+
+
+async def add_metadata(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "add_metadata"
+    changes = checked_changes(tool, ctx.limits, add_metadata_changes(tool, raw), "contents")
+    result = await ctx.graph.execute(AddMetadata(changes), ctx.cause)
+    assert isinstance(result, MetadataAdded)
+    data = {
+        "metadata": [
+            {"nodeName": r.node_name, "addedMetadata": list(r.entries)} for r in result.results
+        ]
+    }
+    return mesh_ok(data, _per_node("Added", "to", result.results), mutated=True)
+
+
+async def delete_metadata(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "delete_metadata"
+    changes = checked_changes(tool, ctx.limits, delete_metadata_changes(tool, raw), "metadata")
+    result = await ctx.graph.execute(DeleteMetadata(changes), ctx.cause)
+    assert isinstance(result, MetadataDeleted)
+    data = {
+        "deletions": [
+            {"nodeName": r.node_name, "deletedMetadata": list(r.entries)} for r in result.results
+        ]
+    }
+    return mesh_ok(data, _per_node("Deleted", "from", result.results), mutated=True)
+
+
+# --- reads ------------------------------------------------------------------------------------
+
+
+async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    # Upstream refuses a call without arguments; any arguments are ignored here.
+    ctx.hooks.before("ReadGraph")
+    value = await ctx.graph.query(mesh_graph)
+    ctx.hooks.after("ReadGraph", data={"results": value})
+    nodes, edges = len(value["nodes"]), len(value["edges"])
+    if nodes == 0 and edges == 0:
+        action = "Read complete knowledge graph (graph is empty - no nodes or edges exist yet)"
+    else:
+        action = f"Read complete knowledge graph ({nodes} nodes, {edges} edges)"
+    return mesh_ok(value, action)
+
+
+async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "search_nodes"
+    query = parse(tool, raw, SearchArgs).query
+    check_text(tool, query, "query", ctx.limits.max_query_chars, multiline=True)
+    ctx.hooks.before("Search", data={"query": query})
+
+    def search(models: ReadModels) -> dict[str, Any]:
+        graph = models.graph
+        return neighbourhood(graph, graph.entities_named(models.search.search(graph, query)))
+
+    value = await ctx.graph.query_models(search)
+    ctx.hooks.after("Search", data={"query": query, "results": value})
+    found = len(value["nodes"])
+    outcome = f"found {found} nodes" if found else "no matching nodes found"
+    return mesh_ok(value, f'Searched nodes with query: "{query}" - {outcome}')
+
+
+async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
+    tool = "open_nodes"
+    names = list(parse(tool, raw, OpenArgs).names)
+    check_count(tool, len(names), "names", ctx.limits.max_items)
+    check_names(tool, ctx.limits, [(f"names[{i}]", n) for i, n in enumerate(names)])
+    ctx.hooks.before("OpenNodes", data={"names": names})
+
+    def open_(graph: GraphProjection) -> dict[str, Any]:
+        return neighbourhood(graph, graph.entities_named(names, listing_order=True))
+
+    value = await ctx.graph.query(open_)
+    ctx.hooks.after("OpenNodes", data={"names": names, "results": value})
+    requested = list(dict.fromkeys(names))
+    returned = {node["name"] for node in value["nodes"]}
+    missing = [n for n in requested if n not in returned]
+    if not value["nodes"]:
+        action = f"None of the requested nodes were found: {', '.join(requested)}"
+    elif missing:
+        action = f"Retrieved {len(value['nodes'])} nodes. Not found: {', '.join(missing)}"
+    else:
+        action = f"Retrieved nodes: {', '.join(requested)}"
+    return mesh_ok(value, action)
+
+
+def _spec(tool: types.Tool, run: Runner, *, mutates: bool = False) -> ToolSpec:
+    return ToolSpec(tool, run, mutates=mutates, families=frozenset({"mesh"}), error_style="mesh")
+
+
+MESH_TOOLS: tuple[ToolSpec, ...] = (
+    _spec(s.ADD_NODES, add_nodes, mutates=True),
+    _spec(s.UPDATE_NODES, update_nodes, mutates=True),
+    _spec(s.DELETE_NODES, delete_nodes, mutates=True),
+    _spec(s.ADD_EDGES, add_edges, mutates=True),
+    _spec(s.UPDATE_EDGES, update_edges, mutates=True),
+    _spec(s.DELETE_EDGES, delete_edges, mutates=True),
+    _spec(s.ADD_METADATA, add_metadata, mutates=True),
+    _spec(s.DELETE_METADATA, delete_metadata, mutates=True),
+    _spec(s.READ_GRAPH, read_graph),
+    _spec(s.SEARCH_NODES, search_nodes),
+    _spec(s.OPEN_NODES, open_nodes),
+)
