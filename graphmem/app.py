@@ -69,10 +69,16 @@ def start_actors(
 
             def registry(handle: SupervisorHandle) -> pykka.ActorRef[SchemaRegistryActor]:
                 return SchemaRegistryActor.start(
-                    settings.schema_folders, graph, STATIC_TOOL_NAMES, settings.watch_schemas
+                    settings.schema_folders,
+                    graph,
+                    STATIC_TOOL_NAMES,
+                    settings.watch_schemas,
+                    handle,
                 )
 
-            start("schema_registry", registry).get(timeout=STOP_TIMEOUT * 6)
+            registry_ref = start("schema_registry", registry).get(timeout=STOP_TIMEOUT)
+            # Answered once the start-up scan is done: the first tools/list sees the schemas.
+            registry_ref.proxy().problems().get(timeout=STOP_TIMEOUT * 6)
     except BaseException:
         pykka.ActorRegistry.stop_all(block=True, timeout=STOP_TIMEOUT)
         raise

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from projections.metadata import normalize_key
+
 __all__ = [
     "EntitySchema",
     "PropertyKind",
@@ -125,6 +127,7 @@ def parse_schema(document: Any) -> EntitySchema:
     if not isinstance(additional, bool):
         raise SchemaFileError('"additionalProperties" must be true or false when given')
     properties = [_parse_property(key, value) for key, value in raw_properties.items()]
+    _check_distinct_keys(properties)
     if not any(p.name == NAME_PROPERTY for p in properties):
         properties.insert(
             0,
@@ -139,11 +142,25 @@ def parse_schema(document: Any) -> EntitySchema:
     return EntitySchema(type_name, description, tuple(properties), additional, document)
 
 
+def _check_distinct_keys(properties: list[PropertySchema]) -> None:
+    # Metadata keys are compared normalized (projections.metadata), so "currentLocation" and
+    # "current_location" would write, and replace, the same entries.
+    seen: dict[str, str] = {}
+    for prop in properties:
+        other = seen.setdefault(normalize_key(prop.name), prop.name)
+        if other != prop.name:
+            raise SchemaFileError(
+                f"properties {other!r} and {prop.name!r} name the same metadata key; "
+                "rename or remove one of them"
+            )
+
+
 def _parse_property(key: str, value: Any) -> PropertySchema:
     where = f"property {key!r}"
-    if not _PROPERTY_NAME.match(key):
+    if not _PROPERTY_NAME.match(key) or not normalize_key(key):
         raise SchemaFileError(
-            f"{where}: a property name holds only letters, digits and underscores"
+            f"{where}: a property name holds only letters, digits and underscores, and at "
+            "least one letter or digit"
         )
     if not isinstance(value, dict):
         raise SchemaFileError(f"{where} must be an object with a type and a description")

@@ -1,0 +1,303 @@
+"""SchemaRegistryActor: loads schema files into force (SchemaRegistered/Retired), watches them.
+
+A scan reads every `*.schema.json` directly in each folder (no recursion), folders in order, a
+later folder's type overriding an earlier one's (the user's folder overrides the shipped one).
+A file that cannot be used is reported as a SchemaProblem and skipped, and whatever was in force
+from it stays in force: a broken edit changes nothing. A type goes out of force only when its
+file is gone (or now defines another type), and only if that file lies in one of this
+registry's folders: another process sharing the log may load other folders. The registry
+writes through the graph writer like any client, so every process and replica agrees on the
+schemas in force; when two processes load different files for one type, the last to scan wins.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pykka
+import structlog
+import watchfiles
+
+from actors.commands import RegisterSchemas, SchemaDefinition, SchemasRegistered
+from actors.errors import CommandRejectedError
+from actors.gateway import GraphGateway
+from actors.supervisor import SupervisorHandle
+from eventstore.events import Cause
+from projections.entity_schema import SchemaFileError, canonical_json, parse_schema
+from projections.schemas import SchemaRecord
+
+__all__ = ["ScanReport", "SchemaProblem", "SchemaRegistryActor", "scan_folders"]
+
+log = structlog.get_logger(__name__)
+
+SUFFIX = ".schema.json"
+CAUSE = Cause(tool="schema_registry")
+# The watcher groups a burst of writes (an editor's save) into one rescan.
+WATCH_DEBOUNCE_MS = 300
+WATCH_STEP_MS = 50
+# How often the watcher wakes without changes; its first wake-up also means it is watching.
+WATCH_TIMEOUT_MS = 1000
+WATCH_JOIN_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class SchemaProblem:
+    """A schema file (or folder) that was skipped, and why."""
+
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    """One scan: the valid types the folders define, what changed in force, what was skipped;
+    `rejected` is the reason the change was refused (a before-hook veto), if it was."""
+
+    types: tuple[str, ...]
+    registered: tuple[str, ...]
+    retired: tuple[str, ...]
+    problems: tuple[SchemaProblem, ...]
+    rejected: str | None = None
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What the folders hold: a definition per valid type, and the problems found."""
+
+    definitions: dict[str, SchemaDefinition]
+    problems: list[SchemaProblem]
+
+
+class _FilesChanged:
+    """Told by the watcher thread: something in a folder changed."""
+
+
+def scan_folders(folders: Sequence[Path], reserved_tool_names: frozenset[str]) -> Scan:
+    """Read and validate every schema file of `folders` (pure but for reading files)."""
+    definitions: dict[str, SchemaDefinition] = {}
+    problems: list[SchemaProblem] = []
+    for folder in folders:
+        try:
+            paths = _schema_files(folder)
+        except OSError as error:
+            problems.append(SchemaProblem(folder, f"the folder cannot be read: {error}"))
+            continue
+        in_folder: dict[str, Path] = {}
+        for path in paths:
+            try:
+                definition = _definition(path, reserved_tool_names)
+            except SchemaFileError as error:
+                problems.append(SchemaProblem(path, str(error)))
+                continue
+            first = in_folder.setdefault(definition.type_name, path)
+            if first != path:
+                problems.append(
+                    SchemaProblem(
+                        path,
+                        f"type {definition.type_name!r} is already defined by {first.name} in "
+                        "this folder; rename the type or remove one of the files",
+                    )
+                )
+                continue
+            definitions[definition.type_name] = definition
+    return Scan(definitions, problems)
+
+
+def plan_registration(
+    scan: Scan, records: Iterable[SchemaRecord], folders: Sequence[Path]
+) -> RegisterSchemas | None:
+    """The command that brings the schemas in force in line with `scan`; None if they are."""
+    in_force = {r.type_name: r for r in records if r.digest}  # a retired record has no digest
+    ours = set(folders)
+    problem_paths = {p.path for p in scan.problems}
+
+    def frozen(record: SchemaRecord) -> bool:
+        # Its file (or its folder) is broken: keep what is in force until it is fixed.
+        source = Path(record.source)
+        return bool(record.source) and (source in problem_paths or source.parent in problem_paths)
+
+    registered = [
+        definition
+        for type_name, definition in sorted(scan.definitions.items())
+        if (record := in_force.get(type_name)) is None
+        or (record.digest != definition.digest and not frozen(record))
+    ]
+    retired = [
+        type_name
+        for type_name, record in sorted(in_force.items())
+        if type_name not in scan.definitions
+        and record.source
+        and Path(record.source).parent in ours
+        and not frozen(record)
+    ]
+    if not registered and not retired:
+        return None
+    return RegisterSchemas(registered=registered, retired=retired)
+
+
+def _schema_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name.endswith(SUFFIX) and p.is_file())
+
+
+def _definition(path: Path, reserved_tool_names: frozenset[str]) -> SchemaDefinition:
+    """Raises SchemaFileError saying why the file cannot be used."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as error:
+        raise SchemaFileError(f"the file cannot be read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise SchemaFileError(f"not valid UTF-8 (byte {error.start})") from None
+    try:
+        document = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        raise SchemaFileError(
+            f"not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
+        ) from None
+    schema = parse_schema(document)
+    clashes = [name for name in schema.tool_names if name in reserved_tool_names]
+    if clashes:
+        raise SchemaFileError(
+            f"type {schema.type_name!r} would define tool {clashes[0]}, which a built-in "
+            'tool already has; give the schema another "name"'
+        )
+    schema_json, digest = canonical_json(document)
+    return SchemaDefinition(schema.type_name, schema_json, digest, str(path))
+
+
+def _no_constant(name: str) -> Any:
+    # Python's json reads NaN and Infinity, which JSON (and the schema projection) refuse.
+    raise SchemaFileError(f"not valid JSON: {name} is not allowed")
+
+
+class SchemaRegistryActor(pykka.ThreadingActor):
+    """Scans its folders on start and whenever the watcher sees a change."""
+
+    def __init__(
+        self,
+        folders: Sequence[Path],
+        graph: GraphGateway,
+        reserved_tool_names: frozenset[str],
+        watch: bool = True,
+        supervision: SupervisorHandle | None = None,
+    ) -> None:
+        super().__init__()
+        self._supervision = supervision
+        self._folders = tuple(Path(folder).expanduser().resolve() for folder in folders)
+        self._graph = graph
+        self._reserved = reserved_tool_names
+        self._watch = watch
+        self._problems: tuple[SchemaProblem, ...] = ()
+        self._stop_watching = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    # --- pykka hooks ----------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        self.rescan()
+        if self._watch:
+            self._start_watcher()
+
+    def on_stop(self) -> None:
+        self._stop_watcher()
+
+    def on_failure(self, *exc_info: Any) -> None:
+        self._stop_watcher()
+        if self._supervision is not None:
+            self._supervision.report_failure(exc_info[1])
+
+    def on_receive(self, message: Any) -> Any:
+        if isinstance(message, _FilesChanged):
+            # A failing tell would kill the actor, and with it hot reload: log and carry on.
+            try:
+                self.rescan()
+            except Exception:
+                log.exception("schema_rescan_failed")
+            return None
+        return super().on_receive(message)
+
+    # --- the public surface (through a proxy) ---------------------------------------------
+
+    def rescan(self) -> ScanReport:
+        """Scan the folders and bring the schemas in force in line with them."""
+        scan = scan_folders(self._folders, self._reserved)
+        self._log_new_problems(scan.problems)
+        self._problems = tuple(scan.problems)
+        records = self._graph.query_models_blocking(lambda m: m.schemas.records())
+        command = plan_registration(scan, records, self._folders)
+        report = ScanReport(tuple(sorted(scan.definitions)), (), (), self._problems)
+        if command is None:
+            return report
+        try:
+            result = self._graph.execute_blocking(command, CAUSE)
+        except CommandRejectedError as rejection:
+            log.warning("schemas_not_registered", reason=rejection.message)
+            return ScanReport(report.types, (), (), self._problems, rejection.message)
+        assert isinstance(result, SchemasRegistered)
+        log.info(
+            "schemas_registered",
+            types=len(scan.definitions),
+            registered=len(result.registered),
+            retired=len(result.retired),
+            problems=len(scan.problems),
+        )
+        return ScanReport(
+            report.types, tuple(result.registered), tuple(result.retired), self._problems
+        )
+
+    def problems(self) -> list[SchemaProblem]:
+        """The files skipped by the last scan, and why."""
+        return list(self._problems)
+
+    # --- watching -------------------------------------------------------------------------
+
+    def _log_new_problems(self, problems: Iterable[SchemaProblem]) -> None:
+        for problem in problems:
+            if problem not in self._problems:
+                log.warning("schema_file_skipped", file=str(problem.path), reason=problem.reason)
+
+    def _start_watcher(self) -> None:
+        folders = [folder for folder in self._folders if folder.is_dir()]
+        if not folders:
+            return
+        self._watcher = threading.Thread(
+            target=self._watch_loop, args=(folders,), name="schema-watcher", daemon=True
+        )
+        self._watcher.start()
+
+    def _stop_watcher(self) -> None:
+        self._stop_watching.set()
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None and watcher is not threading.current_thread():
+            watcher.join(WATCH_JOIN_SECONDS)
+
+    def _watch_loop(self, folders: list[Path]) -> None:
+        """Runs on the watcher thread: tells the actor to rescan after each change."""
+        ready = False
+        try:
+            for changes in watchfiles.watch(
+                *folders,
+                watch_filter=lambda _change, path: path.endswith(SUFFIX),
+                debounce=WATCH_DEBOUNCE_MS,
+                step=WATCH_STEP_MS,
+                rust_timeout=WATCH_TIMEOUT_MS,
+                yield_on_timeout=True,
+                stop_event=self._stop_watching,
+                recursive=False,
+                raise_interrupt=False,
+            ):
+                # The first wake-up, changes or not, rescans once more: a file written
+                # between the start-up scan and the watcher being set up is not missed.
+                if changes or not ready:
+                    ready = True
+                    self.actor_ref.tell(_FilesChanged())
+        except pykka.ActorDeadError:
+            pass  # the actor stopped while a change came in
+        except Exception:  # a watcher that cannot run must not take the registry down
+            log.exception("schema_watch_failed", folders=[str(f) for f in folders])
