@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from tqdm import tqdm  # type: ignore[import-untyped]
 
 from graphmem.app import running
-from graphmem.config import Settings, SettingsError
+from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
 from graphmem.logs import configure_logging
 from graphmem.migration import (
     MemoryFileError,
@@ -64,6 +64,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="serve streamable HTTP instead of stdio (default 127.0.0.1:8765)",
     )
+    serve.add_argument(
+        "--tools",
+        default=None,
+        metavar="FAMILIES",
+        help="the tool families to serve, comma-separated, from: "
+        f"{', '.join(TOOL_FAMILIES)} (overrides GRAPHMEM_TOOLS; default "
+        f"{','.join(DEFAULT_TOOLS)}). memory: the official memory tools and their extensions; "
+        "schema: add_/update_/delete_<type> per schema file; mesh: the node/edge/metadata "
+        "tools (their read_graph, search_nodes and open_nodes answer in place of memory's)",
+    )
     import_ = commands.add_parser(
         "import",
         help="import an official memory file (memory.jsonl or legacy memory.json)",
@@ -117,8 +127,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.data_dir:
         settings = settings.with_data_dir(args.data_dir)
-    configure_logging(settings.log_level)
     command = args.command or "serve"
+    tools = getattr(args, "tools", None)
+    if tools is not None:
+        try:
+            settings = settings.with_tools(parse_tools(tools, where="--tools"))
+        except SettingsError as problem:
+            print(f"graphmem: {problem}", file=sys.stderr)
+            return 2
+    configure_logging(settings.log_level)
     if command == "serve":
         return _serve(settings, getattr(args, "http", None))
     if command == "import":

@@ -4,6 +4,10 @@ Handshake-era clients (`initialize`, what hosts speak today) get pushes on their
 standalone channel, after `resources/subscribe` for resource updates. 2026-07-28 clients get
 them on their `subscriptions/listen` stream, fed by the SDK's subscription bus. Every change is
 sent both ways.
+
+The tool list changes when schemas come into force or are retired (SchemaRegistered,
+SchemaRetired), whether this process's registry wrote them or another process sharing the log
+did; a notifier that announces tool changes tells every client of either era.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import structlog
@@ -19,6 +24,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated, T
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from actors.graph_writer import Published
+from eventstore.events import SchemaRegistered, SchemaRetired
 
 log = structlog.get_logger(__name__)
 
@@ -34,10 +40,13 @@ def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
 class Notifier:
     """Knows which connections want which notifications, and sends them."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, announce_tool_changes: bool = False) -> None:
         self.bus = InMemorySubscriptionBus()
+        self.announce_tool_changes = announce_tool_changes
         self._legacy: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self._loop: asyncio.AbstractEventLoop | None = None
+        # The loop keeps only weak references to tasks: hold them until they are done.
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -76,13 +85,31 @@ class Notifier:
             log.debug("notification_not_delivered", exc_info=True)
 
     def on_published(self, published: Published) -> None:
-        """Writer subscriber: other processes' writes reach this process's clients too.
+        """Writer subscriber (runs on the writer's thread): announce what clients must hear of.
 
-        Local writes are announced by the tool handler itself, before its response, as the
-        official server does; this covers what arrives from other processes sharing the log.
+        Local graph writes are announced by the tool handler itself, before its response, as
+        the official server does; this covers what arrives from other processes sharing the
+        log, and every change of the schemas in force, from wherever it came.
         """
+        graph_changed = not published.local and bool(published.envelopes)
+        tools_changed = self.announce_tool_changes and any(
+            isinstance(envelope.event, SchemaRegistered | SchemaRetired)
+            for envelope in published.envelopes
+        )
+        if tools_changed:
+            self._soon(self.tools_changed)
+        if graph_changed:
+            self._soon(self.resource_updated)
+
+    def _soon(self, announce: Callable[[], Coroutine[Any, Any, None]]) -> None:
         loop = self._loop
-        if published.local or loop is None or loop.is_closed():
+        if loop is None or loop.is_closed():
             return
+
+        def start() -> None:
+            task = loop.create_task(announce())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(lambda: loop.create_task(self.resource_updated()))
+            loop.call_soon_threadsafe(start)

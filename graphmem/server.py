@@ -1,4 +1,4 @@
-"""The MCP server: tool registry, resources and the handlers the SDK calls."""
+"""The MCP server: the tools of its profile, the resource, and the handlers the SDK calls."""
 
 from __future__ import annotations
 
@@ -16,11 +16,10 @@ from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 
 from actors.errors import CommandRejectedError
-from actors.gateway import GraphGateway
 from eventstore.events import Cause
+from graphmem.app import App
 from graphmem.notifier import GRAPH_URI, Notifier
 from graphmem.tools.base import (
-    InputLimits,
     ToolContext,
     ToolInputError,
     ToolOutcome,
@@ -28,16 +27,15 @@ from graphmem.tools.base import (
     error,
     render,
 )
+from graphmem.tools.catalog import ToolCatalog
 from graphmem.tools.graph_values import whole_graph
 from graphmem.tools.mesh_format import mesh_error
-from graphmem.tools.memory import MEMORY_TOOLS
-from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
 
 log = structlog.get_logger(__name__)
 
 # The official server's identity, so clients configured for it see no difference.
 SERVER_NAME = "memory-server"
-INSTRUCTIONS = (
+MEMORY_INSTRUCTIONS = (
     "graphmem is a knowledge-graph memory: entities (with a type and observations) and typed "
     "relations between them. Call read_graph, search_nodes or open_nodes before answering "
     "from memory; record new facts with create_entities, create_relations and "
@@ -52,6 +50,39 @@ INSTRUCTIONS = (
     "read_graph and search_nodes take limit/offset (and search_nodes an entityType filter) to "
     "read a page at a time."
 )
+MESH_INSTRUCTIONS = (
+    'The graph is one of nodes (a name, a nodeType and "Key: Value" metadata strings) and '
+    "directed, weighted edges (from, to, edgeType, weight in [0, 1], default 1). Read it with "
+    "read_graph, search_nodes or open_nodes (search and open also return each match's "
+    "neighbours and the edges to them); change it with add_nodes, update_nodes, delete_nodes "
+    "(which removes the node's edges too), add_edges, update_edges (weight is new evidence, "
+    "averaged with the current weight), delete_edges, add_metadata and delete_metadata. Each "
+    "call is atomic: on an error nothing is written, and the answer suggests what to do."
+)
+SCHEMA_INSTRUCTIONS = (
+    "Typed entities: each entity-type schema in force has add_<type>, update_<type> and "
+    "delete_<type> tools (e.g. add_person), taking the properties under the type's name, e.g. "
+    '{"person": {"name": ...}}. They check required properties and allowed values, store '
+    'each property as a "Key: Value" observation, and turn relationship properties into '
+    "relations (their targets must already exist). update_<type> changes only the properties "
+    "given; delete_<type> removes the entity and its relations. The tool list changes when "
+    "schema files change (notifications/tools/list_changed)."
+)
+
+
+def instructions(families: Iterable[str]) -> str:
+    """The server instructions for a tool profile: one paragraph per family it serves."""
+    chosen = set(families)
+    parts = [
+        text
+        for family, text in (
+            ("memory", MEMORY_INSTRUCTIONS),
+            ("mesh", MESH_INSTRUCTIONS),
+            ("schema", SCHEMA_INSTRUCTIONS),
+        )
+        if family in chosen
+    ]
+    return "\n\n".join(parts)
 
 
 def graphmem_version() -> str:
@@ -59,19 +90,6 @@ def graphmem_version() -> str:
         return version("graphmem")
     except PackageNotFoundError:  # running from a source tree without an install
         return "0.0.0"
-
-
-class ToolRegistry:
-    """The tools this server exposes, by name."""
-
-    def __init__(self, specs: Iterable[ToolSpec]) -> None:
-        self._specs = {spec.tool.name: spec for spec in specs}
-
-    def get(self, name: str) -> ToolSpec | None:
-        return self._specs.get(name)
-
-    def tools(self) -> list[types.Tool]:
-        return [spec.tool for spec in self._specs.values()]
 
 
 class MemoryServer(Server[Any]):
@@ -107,27 +125,38 @@ def _cause(ctx: ServerRequestContext[Any, Any], tool: str) -> Cause:
     return Cause(tool=tool, client=client, session=session)
 
 
-def build_server(
-    graph: GraphGateway, notifier: Notifier, limits: InputLimits | None = None
-) -> MemoryServer:
-    registry = ToolRegistry((*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS))
-    input_limits = limits or InputLimits()
+def build_server(app: App, notifier: Notifier) -> MemoryServer:
+    """The MCP server over `app`'s graph, exposing the tools of its settings' profile."""
+    graph = app.graph
+    limits = app.settings.limits
+    catalog = ToolCatalog(app.settings.tools)
+
+    async def find_tool(name: str) -> ToolSpec | None:
+        # Static tools need no look-up; a schema tool is the one of the schemas in force now.
+        spec = catalog.static.get(name)
+        if spec is None and catalog.uses_schemas:
+            await catalog.refresh(graph)
+            spec = catalog.get(name)
+        return spec
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=registry.tools())
+        await catalog.refresh(graph)
+        return types.ListToolsResult(tools=catalog.tools())
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         started = time.perf_counter()
         name = params.name
-        spec = registry.get(name)
+        spec = await find_tool(name)
         if spec is None:
             outcome = error(f"MCP error -32602: Tool {name} not found")
         else:
-            tool_context = ToolContext(graph, input_limits, _cause(ctx, name))
+            tool_context = ToolContext(
+                graph, limits, _cause(ctx, name), app.transactions, app.hooks
+            )
             outcome = await _run(spec, tool_context, params.arguments or {})
             if outcome.mutated and not outcome.is_error:
                 await notifier.resource_updated(GRAPH_URI)
@@ -197,7 +226,7 @@ def build_server(
         SERVER_NAME,
         version=graphmem_version(),
         title="graphmem",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(catalog.families),
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         on_list_resources=on_list_resources,

@@ -30,10 +30,10 @@ HTTP_PATH = "/mcp"
 @contextlib.contextmanager
 def _serving(app: App) -> Iterator[tuple[Notifier, MemoryServer]]:
     """The MCP server for `app`, with its notifier subscribed to the writer while serving."""
-    notifier = Notifier()
+    notifier = Notifier(announce_tool_changes="schema" in app.settings.tools)
     app.graph.subscribe(notifier.on_published)
     try:
-        yield notifier, build_server(app.graph, notifier, app.settings.limits)
+        yield notifier, build_server(app, notifier)
     finally:
         app.graph.unsubscribe(notifier.on_published)
 

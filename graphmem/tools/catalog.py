@@ -1,9 +1,26 @@
-"""The tool families and which tools a profile exposes."""
+"""The tool families and which tools a profile exposes, static and generated from schemas."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+
+from mcp import types
+
+from actors.gateway import GraphGateway
+from actors.graph_writer import ReadModels
+from graphmem.tools.base import ToolSpec
+from graphmem.tools.dynamic import dynamic_tools
 from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
+from graphmem.tools.mesh import MESH_TOOLS
+from projections.entity_schema import EntitySchema
+
+__all__ = [
+    "MESH_TOOL_NAMES",
+    "STATIC_TOOL_NAMES",
+    "ToolCatalog",
+    "static_tools",
+]
 
 # The static tools of seed 000 (the `mesh` family).
 MESH_TOOL_NAMES = (
@@ -26,3 +43,72 @@ MESH_TOOL_NAMES = (
 STATIC_TOOL_NAMES = frozenset(
     {spec.tool.name for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS)} | set(MESH_TOOL_NAMES)
 )
+
+
+def static_tools(families: Iterable[str]) -> dict[str, ToolSpec]:
+    """The static tools of the selected families, by name. Where the memory and mesh families
+    share a name (read_graph, search_nodes, open_nodes) the mesh tool answers: a profile names
+    mesh only to get seed 000's shapes."""
+    chosen = frozenset(families)
+    specs: dict[str, ToolSpec] = {}
+    if "memory" in chosen:
+        specs.update((spec.tool.name, spec) for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS))
+    if "mesh" in chosen:
+        specs.update((spec.tool.name, spec) for spec in MESH_TOOLS)
+    return specs
+
+
+SchemasSince = tuple[int, list[EntitySchema] | None]
+
+
+def _schemas_since(known: int | None) -> Callable[[ReadModels], SchemasSince]:
+    """The schema view's version, and the schemas in force only when that version is new."""
+
+    def query(models: ReadModels) -> SchemasSince:
+        version = models.schemas.version
+        return version, (None if version == known else models.schemas.schemas())
+
+    return query
+
+
+class ToolCatalog:
+    """The tools one server exposes: its profile's static tools and, with the schema family,
+    three per schema in force, rebuilt only when the schema view's version changes."""
+
+    def __init__(self, families: Iterable[str]) -> None:
+        self.families = tuple(dict.fromkeys(families))
+        self.static = static_tools(self.families)
+        self.uses_schemas = "schema" in self.families
+        self._version: int | None = None
+        self._specs = self.static
+        self._tools = [spec.tool for spec in self._specs.values()]
+
+    @property
+    def version(self) -> int | None:
+        """The schema view's version the current tools were built for (None: not yet)."""
+        return self._version
+
+    async def refresh(self, graph: GraphGateway) -> None:
+        """Bring the dynamic tools up to the schemas in force: one query to the writer, and a
+        rebuild only when the schemas changed since the last one."""
+        if self.uses_schemas:
+            self.update(*await graph.query_models(_schemas_since(self._version)))
+
+    def update(self, version: int, schemas: Sequence[EntitySchema] | None) -> None:
+        """Rebuild for `schemas` at `version`; None means unchanged since the version known."""
+        if not self.uses_schemas or schemas is None or version == self._version:
+            return
+        specs = dict(self.static)
+        for spec in dynamic_tools(schemas):
+            # The registry refuses types whose tools take a static name; should one come in
+            # from a log written elsewhere, the static tool keeps its name.
+            specs.setdefault(spec.tool.name, spec)
+        self._specs = specs
+        self._tools = [spec.tool for spec in specs.values()]
+        self._version = version
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._specs.get(name)
+
+    def tools(self) -> list[types.Tool]:
+        return list(self._tools)

@@ -101,8 +101,11 @@ def _stop(service: HttpService) -> None:
 def http_service(data_dir: Path, log_path: Path) -> Iterator[HttpService]:
     """Run `python -m graphmem serve --http` on `data_dir` until the block ends."""
     port = free_port()
+    user_schemas = data_dir / "user-schemas"  # never a developer's ~/.config/graphmem
+    user_schemas.mkdir(parents=True, exist_ok=True)
     env = {
         "GRAPHMEM_DIR": str(data_dir),
+        "GRAPHMEM_SCHEMAS_DIR": str(user_schemas),
         "GRAPHMEM_LOG_LEVEL": "INFO",
         "PATH": os.environ.get("PATH", ""),
     }

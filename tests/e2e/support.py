@@ -19,7 +19,18 @@ MessageHandler = Callable[[Any], Awaitable[None]]
 CALL_TIMEOUT = 60.0
 
 
-def server_params(data_dir: Path, **env: str) -> StdioServerParameters:
+def server_params(data_dir: Path, *, tools: str | None = None, **env: str) -> StdioServerParameters:
+    """`graphmem serve` on `data_dir`; `tools` sets GRAPHMEM_TOOLS, `env` any other setting.
+
+    Unless `env` names GRAPHMEM_SCHEMAS_DIR, the user schema folder is an empty folder inside
+    the data dir, so schema files in the developer's own config folder never leak into a test.
+    """
+    if "GRAPHMEM_SCHEMAS_DIR" not in env:
+        user_schemas = data_dir / "user-schemas"
+        user_schemas.mkdir(parents=True, exist_ok=True)
+        env = {**env, "GRAPHMEM_SCHEMAS_DIR": str(user_schemas)}
+    if tools is not None:
+        env = {**env, "GRAPHMEM_TOOLS": tools}
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "graphmem", "serve"],
@@ -37,10 +48,11 @@ async def legacy_session(
     data_dir: Path,
     message_handler: MessageHandler | None = None,
     errlog: Any = None,
+    tools: str | None = None,
     **env: str,
 ) -> AsyncIterator[ClientSession]:
     """The handshake era (`initialize`), as MCP hosts speak it today."""
-    params = server_params(data_dir, **env)
+    params = server_params(data_dir, tools=tools, **env)
     async with (
         stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
         ClientSession(read, write, message_handler=message_handler) as session,
@@ -50,9 +62,11 @@ async def legacy_session(
 
 
 @asynccontextmanager
-async def modern_client(data_dir: Path, **env: str) -> AsyncIterator[Client]:
+async def modern_client(
+    data_dir: Path, tools: str | None = None, **env: str
+) -> AsyncIterator[Client]:
     """The 2026-07-28 era (`server/discover`, `subscriptions/listen`)."""
-    async with Client(server_params(data_dir, **env)) as client:
+    async with Client(server_params(data_dir, tools=tools, **env)) as client:
         yield client
 
 
@@ -73,3 +87,69 @@ def text(result: types.CallToolResult) -> str:
 def value(result: types.CallToolResult) -> Any:
     assert not result.is_error, text(result)
     return json.loads(text(result))
+
+
+# Seed 000 §3.1's npc schema, and a location schema in the same style that refuses keys it
+# does not list (additionalProperties false).
+NPC_SCHEMA: dict[str, Any] = {
+    "name": "add_npc",
+    "description": "Add a non-player character to the knowledge graph",
+    "properties": {
+        "name": {"type": "string", "description": "The name of the NPC", "required": True},
+        "role": {
+            "type": "string",
+            "description": "The NPC's role or occupation",
+            "required": True,
+            "enum": ["Warrior", "Wizard", "Merchant", "Noble", "Peasant", "Thief"],
+        },
+        "status": {
+            "type": "string",
+            "description": "Current status of the NPC",
+            "required": True,
+            "enum": ["Active", "Inactive", "Deceased", "Missing"],
+        },
+        "currentLocation": {
+            "type": "string",
+            "description": "Where the NPC currently is",
+            "required": False,
+            "relationship": {
+                "edgeType": "located_in",
+                "nodeType": "location",
+                "description": "The location where this NPC resides",
+            },
+        },
+        "description": {
+            "type": "string",
+            "description": "Physical or personality description",
+            "required": False,
+        },
+        "traits": {"type": "array", "description": "Character traits", "required": False},
+    },
+    "additionalProperties": True,
+}
+LOCATION_SCHEMA: dict[str, Any] = {
+    "name": "add_location",
+    "description": "Add a location to the knowledge graph",
+    "properties": {
+        "name": {"type": "string", "description": "The name of the location", "required": True},
+        "atmosphere": {"type": "string", "description": "How the place feels", "required": False},
+        "region": {"type": "string", "description": "The wider region", "required": False},
+        "parentLocation": {
+            "type": "string",
+            "description": "The location this one lies in",
+            "required": False,
+            "relationship": {"edgeType": "contained_in", "nodeType": "location"},
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+def write_schema(folder: Path, stem: str, document: Any) -> Path:
+    """Write a schema file whole (temp file, then rename), so a watcher never reads half."""
+    path = folder / f"{stem}.schema.json"
+    draft = folder / f".{stem}.schema.json.tmp"
+    text = document if isinstance(document, str) else json.dumps(document, indent=2)
+    draft.write_text(text, encoding="utf-8")
+    draft.replace(path)
+    return path
