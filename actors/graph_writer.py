@@ -13,6 +13,7 @@ import pykka
 import structlog
 
 from actors.bridge import Reply
+from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, Checkpointer
 from actors.commands import Command, CommandResult
 from actors.decide import Decision, decide
 from actors.errors import CommandRejectedError
@@ -22,6 +23,7 @@ from eventstore.events import Cause, Envelope
 from eventstore.log import EventLog, LogTransaction
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
+from projections.schema_view import SchemaViewProjection
 from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
 
@@ -47,11 +49,13 @@ class ReadModels:
         graph: GraphProjection,
         search: SearchProjection,
         schemas: SchemaProjection,
+        schema_view: SchemaViewProjection,
         conflicts: Callable[[], ConflictsProjection],
     ) -> None:
         self.graph = graph
         self.search = search
         self.schemas = schemas
+        self.schema_view = schema_view
         self._conflicts = conflicts
 
     @property
@@ -118,6 +122,11 @@ class AskModels:
     reply: Reply[Any]
 
 
+@dataclass(frozen=True)
+class _CheckpointDue:
+    """Sent to itself after a long start-up fold: save once the inbox is idle."""
+
+
 class GraphWriterActor(pykka.ThreadingActor):
     """Owns the graph read model and is the only writer of the log in its process.
 
@@ -136,31 +145,42 @@ class GraphWriterActor(pykka.ThreadingActor):
         subscribers: Subscribers | None = None,
         supervision: SupervisorHandle | None = None,
         hooks: Hooks | None = None,
+        *,
+        checkpoint_every: int | None = CHECKPOINT_EVERY,
+        checkpoints_kept: int = CHECKPOINTS_KEPT,
     ) -> None:
         super().__init__()
         self._log = event_log
         self._subscribers = subscribers or Subscribers()
         self._supervision = supervision
-        self._hooks = hooks or Hooks()
+        self._hooks = hooks if hooks is not None else Hooks()
         self._graph = GraphProjection()
         self._search = SearchProjection()
         self._conflicts = ConflictsProjection()
         self._schemas = SchemaProjection()
+        self._schema_view = SchemaViewProjection(self._graph, self._schemas)
         # True while the read model may hold events of a transaction that did not commit.
         self._dirty = False
         self._pending: list[Execute] = []
+        # checkpoint_every=None turns checkpoints off (neither loaded nor saved).
+        self._checkpoints = Checkpointer(event_log, checkpoint_every, checkpoints_kept)
+        self._conflicts_restored = False
 
     # --- pykka hooks ----------------------------------------------------------------------
 
     def on_start(self) -> None:
         started = time.perf_counter()
+        self._restore_models()
         self._catch_up()
         log.info(
             "graph_loaded",
             position=self._graph.position,
             entities=self._graph.entity_count(),
             seconds=round(time.perf_counter() - started, 3),
+            checkpoint=self._checkpoints.graph_at,
         )
+        if self._checkpoint_due(1):
+            self.actor_ref.tell(_CheckpointDue())
 
     def on_receive(self, message: Any) -> Any:
         try:
@@ -168,11 +188,16 @@ class GraphWriterActor(pykka.ThreadingActor):
         except Exception as error:  # a bug: fail what is waiting, then let the supervisor restart
             self._fail_pending(error)
             raise
+        # Saving a checkpoint makes whatever is queued wait: do it when idle, unless overdue.
+        if self._checkpoint_due(1 if self.actor_inbox.empty() else 2):
+            self._save_checkpoints()
         return None
 
     def on_stop(self) -> None:
         self._flush()
         self._drain_inbox()
+        if self._checkpoints.enabled and self._graph.position > self._checkpoints.graph_at:
+            self._save_checkpoints(final=True)
 
     def on_failure(self, *exc_info: Any) -> None:
         self._fail_pending(exc_info[1] or RuntimeError("graph writer failed"))
@@ -192,6 +217,8 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._answer(reply, query, lambda: self._graph)
             case AskModels(query=models_query, reply=reply):
                 self._answer(reply, models_query, self._all_models)
+            case _CheckpointDue():
+                pass  # on_receive saves once the inbox is idle
             case _:
                 super().on_receive(message)
 
@@ -206,9 +233,16 @@ class GraphWriterActor(pykka.ThreadingActor):
             reply.fail(error)
 
     def _all_models(self) -> ReadModels:
-        return ReadModels(self._graph, self._search, self._schemas, self._current_conflicts)
+        return ReadModels(
+            self._graph, self._search, self._schemas, self._schema_view, self._current_conflicts
+        )
 
     def _current_conflicts(self) -> ConflictsProjection:
+        if not self._conflicts_restored:
+            self._conflicts_restored = True
+            restored = self._checkpoints.restore_conflicts(self._graph.position)
+            if restored is not None:
+                self._conflicts = restored
         conflicts = self._conflicts
         if conflicts.position < self._graph.position:
             fresh = self._log.read_from(conflicts.position + 1)
@@ -235,7 +269,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         # count on hooks and notifications having run.
         appended = [e for o in outcomes if not isinstance(o, BaseException) for e in o[1]]
         self._publish(appended, local=True)
-        if self._hooks:
+        if not self._hooks.empty:
             for outcome in outcomes:
                 if not isinstance(outcome, BaseException):
                     self._run_after_hooks(outcome)
@@ -258,7 +292,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         for item in batch:
             try:
                 decision = decide(self._graph, item.command, self._schemas)
-                if self._hooks:
+                if not self._hooks.empty:
                     self._run_before_hooks(item.command, decision)
             except CommandRejectedError as rejection:
                 outcomes.append(rejection)
@@ -294,12 +328,37 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._graph.apply_all(envelopes)
         self._search.note(envelopes)
         self._schemas.apply_all(envelopes)
+        self._schema_view.note(envelopes)
 
     def _reset_models(self) -> None:
+        """Drop models that may hold uncommitted events: back to the newest checkpoint."""
+        self._restore_models()
+
+    # --- checkpoints ----------------------------------------------------------------------
+
+    def _restore_models(self) -> None:
+        """The models as of the newest valid checkpoint (empty without one), to catch up from.
+        The search index is rebuilt from the graph on its next use; the conflict view is
+        restored on its first use (see _current_conflicts)."""
         self._graph = GraphProjection()
         self._search = SearchProjection()
         self._conflicts = ConflictsProjection()
         self._schemas = SchemaProjection()
+        self._conflicts_restored = not self._checkpoints.enabled
+        restored = self._checkpoints.restore()
+        if restored is not None:
+            self._graph, self._schemas = restored
+            self._search.note_names(self._graph.entity_names())
+        # Parses the whole graph lazily, on its first query.
+        self._schema_view = SchemaViewProjection(self._graph, self._schemas)
+
+    def _checkpoint_due(self, intervals: int) -> bool:
+        return not self._dirty and self._checkpoints.due(self._graph.position, intervals)
+
+    def _save_checkpoints(self, *, final: bool = False) -> None:
+        if self._dirty:
+            return  # never a model that may hold uncommitted events
+        self._checkpoints.save(self._graph, self._schemas, self._conflicts, final=final)
 
     def _catch_up(self) -> None:
         if self._dirty:

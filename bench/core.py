@@ -1,7 +1,9 @@
-"""Core event-log benchmarks: append throughput and latency, bytes per event, decode replay.
+"""Core event-log benchmarks: append throughput and latency, bytes per event, decode replay,
+checkpoints (snapshot size, save, restore, service start-up with and without one).
 
 Run: python -m bench.core [--events N] [--dir DIR]. Prints a table and writes
-bench/results/core.json. `build_log` and `replay` are reused by other benchmarks.
+bench/results/core.json; with --checkpoints-only, only the checkpoint figures, to
+bench/results/checkpoints.json. `build_log` and `replay` are reused by other benchmarks.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from actors.bridge import BlockingReply
+from actors.graph_writer import Ask, GraphWriterActor
 from eventstore.events import (
     AnyEvent,
     Cause,
@@ -28,7 +32,7 @@ from eventstore.events import (
     encode_envelope,
 )
 from eventstore.lmdb_log import LmdbEventLog
-from eventstore.log import Durability, LogTransaction
+from eventstore.log import Checkpoint, Durability, LogTransaction
 from projections.graph import GraphProjection
 
 RESULTS = Path(__file__).parent / "results" / "core.json"
@@ -224,13 +228,110 @@ def _size_and_replay(root: Path, n_events: int) -> dict[str, Any]:
     }
 
 
+def _used_bytes(log: LmdbEventLog) -> int:
+    info, psize = log.env.info(), log.env.stat()["psize"]
+    used: int = (info["last_pgno"] + 1) * psize
+    return used
+
+
+def _start_up(log: LmdbEventLog, checkpoint_every: int | None) -> tuple[float, int]:
+    """Seconds from starting a graph writer to its first answer, and the entities it saw.
+    The writer saves nothing on the way out (nothing changes), so runs can be repeated."""
+    start = time.perf_counter()
+    writer = GraphWriterActor.start(log, checkpoint_every=checkpoint_every)
+    reply: BlockingReply[int] = BlockingReply()
+    writer.tell(Ask(lambda graph: graph.entity_count(), reply))
+    entities = reply.wait(600)
+    elapsed = time.perf_counter() - start
+    writer.stop(block=True, timeout=600)
+    return elapsed, entities
+
+
+def _checkpoints(root: Path, n_events: int) -> dict[str, Any]:
+    """Service start-up on an `n_events` log without and with checkpoints (the service's own,
+    saved by its first start); then snapshot, save, load and restore the graph alone."""
+    log = build_log(root / "checkpoints", n_events)
+    try:
+        cold = [_start_up(log, None)[0] for _ in range(2)]
+        before = _used_bytes(log)
+        _start_up(log, 100_000)  # folds the log, then saves its checkpoints
+        on_disk = _used_bytes(log) - before
+        warm = [_start_up(log, 100_000)[0] for _ in range(3)]
+        graph = GraphProjection()
+        graph.apply_all(log.read_from(1))
+        start = time.perf_counter()
+        payload = graph.to_snapshot()
+        snapshot_s = time.perf_counter() - start
+        start = time.perf_counter()
+        log.checkpoints.save(Checkpoint(graph.name, graph.version, graph.position, payload))
+        save_s = time.perf_counter() - start
+        loads, restores = [], []
+        for _ in range(3):
+            start = time.perf_counter()
+            found = log.checkpoints.load(graph.name, graph.version)
+            loads.append(time.perf_counter() - start)
+            assert found is not None
+            start = time.perf_counter()
+            restored = GraphProjection.from_snapshot(found.payload)
+            restores.append(time.perf_counter() - start)
+            del restored
+        entities = graph.entity_count()
+    finally:
+        log.close()
+    return {
+        "events": n_events,
+        "entities": entities,
+        "snapshot_bytes": len(payload),
+        "checkpoints_bytes_on_disk": on_disk,
+        "log_bytes_on_disk": before,
+        "snapshot_s": snapshot_s,
+        "save_s": save_s,
+        "load_best_s": min(loads),
+        "restore_best_s": min(restores),
+        "start_up_from_log_best_s": min(cold),
+        "start_up_from_checkpoint_best_s": min(warm),
+    }
+
+
+def _print_checkpoints(row: dict[str, Any]) -> None:
+    print(
+        f"\ncheckpoint of a {row['events']:,}-event graph ({row['entities']:,} entities): "
+        f"{row['snapshot_bytes'] / 1e6:.1f} MB "
+        f"({row['checkpoints_bytes_on_disk'] / 1e6:.1f} MB on disk with the schema view's, "
+        f"beside a "
+        f"{row['log_bytes_on_disk'] / 1e6:.1f} MB log), "
+        f"snapshot {row['snapshot_s']:.2f} s, save {row['save_s']:.2f} s, "
+        f"load {row['load_best_s']:.2f} s, restore {row['restore_best_s']:.2f} s; "
+        f"service start-up {row['start_up_from_log_best_s']:.2f} s from the log, "
+        f"{row['start_up_from_checkpoint_best_s']:.2f} s from the checkpoint"
+    )
+
+
+def _machine() -> dict[str, Any]:
+    return {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg()}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=1_000_000, help="events for the replay log")
     parser.add_argument("--budget", type=float, default=1.0, help="seconds per append case")
     parser.add_argument("--dir", default=None, help="scratch dir (default: a temp dir)")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--checkpoints-only", action="store_true", help="measure only the checkpoint figures"
+    )
     args = parser.parse_args(argv)
+
+    if args.checkpoints_only:
+        with tempfile.TemporaryDirectory(dir=args.dir, prefix="graphmem-bench-") as tmp:
+            row = _checkpoints(Path(tmp), args.events)
+        _print_checkpoints(row)
+        out = args.out or RESULTS.with_name("checkpoints.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        report = {"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": _machine()}
+        out.write_text(json.dumps({**report, "checkpoints": row}, indent=2) + "\n")
+        print(f"\nwrote {out}")
+        return
 
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="graphmem-bench-") as tmp:
         root = Path(tmp)
@@ -245,6 +346,7 @@ def main(argv: list[str] | None = None) -> None:
             _latency(root, Durability.STRICT, 300),
         ]
         replayed = _size_and_replay(root, args.events)
+        checkpoints = _checkpoints(root, args.events)
 
     print(f"{'durability':<10} {'shape':<26} {'ev/txn':>6} {'events/s':>12} {'txns/s':>10}")
     for row in appends:
@@ -266,21 +368,20 @@ def main(argv: list[str] | None = None) -> None:
         f"decode + graph fold {replayed['replay_fold_events_per_s']:,.0f} ev/s "
         f"({replayed['replay_fold_best_s']:.2f} s)"
     )
+    _print_checkpoints(checkpoints)
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    out = args.out or RESULTS
+    out.parent.mkdir(parents=True, exist_ok=True)
     report = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "load": os.getloadavg(),
-        },
+        "machine": _machine(),
         "append_throughput": appends,
         "append_latency": latencies,
         "replay": replayed,
+        "checkpoints": checkpoints,
     }
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\nwrote {args.out}")
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\nwrote {out}")
 
 
 if __name__ == "__main__":

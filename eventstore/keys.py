@@ -56,3 +56,22 @@ def seq_of_origin_key(key: bytes) -> int:
 
 def seq_counter_key(origin: str) -> bytes:
     return _META_SEQ_PREFIX + origin_bytes(origin)
+
+
+# checkpoints keys: length-prefixed projection name + big-endian position, so a name's records
+# are adjacent, in position order, and never interleave with a longer name's.
+
+
+def checkpoint_prefix(name_raw: bytes) -> bytes:
+    return bytes((len(name_raw),)) + name_raw
+
+
+def checkpoint_key(name_raw: bytes, position: int) -> bytes:
+    return checkpoint_prefix(name_raw) + _U64.pack(position)
+
+
+def split_checkpoint_key(key: bytes) -> tuple[bytes, int] | None:
+    """(name, position) of a checkpoints key; None if it is not one."""
+    if not key or len(key) != 1 + key[0] + _U64.size:
+        return None
+    return key[1 : 1 + key[0]], from_u64(key[-_U64.size :])

@@ -5,18 +5,42 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar, cast
+from typing import Protocol, TypeVar, cast
 
 import lmdb
 
-from eventstore import keys
+from eventstore import checkpoints, keys
+from eventstore.checkpoints import Retention
 from eventstore.events import AnyEvent, Cause, Envelope, decode_envelope
 from eventstore.hlc import HybridLogicalClock
 from eventstore.lmdb_env import SharedEnv, acquire, release
-from eventstore.lmdb_txn import LmdbLogTransaction, get_u64, read_chunk, tail_position
-from eventstore.log import Durability, LogError, LogTransaction
+from eventstore.lmdb_txn import (
+    LmdbCheckpointRecords,
+    LmdbLogTransaction,
+    get_u64,
+    read_chunk,
+    tail_position,
+)
+from eventstore.log import Checkpoint, CheckpointInfo, Durability, LogError, LogTransaction
 
 T = TypeVar("T")
+
+
+class _WriteSession(Protocol):
+    """What a write transaction's function works through: the log's or the checkpoints'."""
+
+    @property
+    def appended(self) -> int: ...
+
+    @property
+    def map_full(self) -> bool: ...
+
+    def finish(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+S = TypeVar("S", bound=_WriteSession)
 
 
 class _Retry(enum.Enum):
@@ -43,6 +67,7 @@ class LmdbEventLog:
         self.clock = clock if clock is not None else HybridLogicalClock()
         # A strict log on an env first opened everysec cannot rely on the env's flags.
         self._sync_after_commit = durability is Durability.STRICT and not shared.sync_on_commit
+        self._checkpoints = LmdbCheckpointStore(self)
 
     @classmethod
     def open(
@@ -82,6 +107,10 @@ class LmdbEventLog:
         return self._require_open().path
 
     @property
+    def checkpoints(self) -> LmdbCheckpointStore:
+        return self._checkpoints
+
+    @property
     def env(self) -> lmdb.Environment:
         """The shared environment, for stats; never open transactions on it directly."""
         return self._require_open().env
@@ -94,12 +123,28 @@ class LmdbEventLog:
         out of `fn`, or make them depend only on what it reads through `txn`. Growing the map
         ahead of need and adopting another process's growth happen before `fn` runs.
         """
+        node_id, clock = self._node_id, self.clock
+
+        def begin(raw: lmdb.Transaction, shared: SharedEnv, attempt: int) -> LmdbLogTransaction:
+            return LmdbLogTransaction(raw, shared, node_id, clock, attempt)
+
+        return self.write(begin, fn)
+
+    def write(
+        self,
+        begin: Callable[[lmdb.Transaction, SharedEnv, int], S],
+        fn: Callable[[S], T],
+        *,
+        buffers: bool = False,
+    ) -> T:
+        """Run `fn` on the session `begin` makes of a write transaction, with transact's
+        retries (map growth, another process's resize); for this package's stores only."""
         shared = self._require_open()
         if getattr(shared.writing, "active", False):
             raise LogError("transact is not reentrant: this thread already has a transaction")
         attempt = 0
         while True:
-            outcome = self._attempt(shared, fn, attempt)
+            outcome = self._attempt(shared, begin, fn, attempt, buffers)
             if not isinstance(outcome, _Retry):
                 return outcome[0]
             if outcome is _Retry.ADOPT_RESIZE:
@@ -111,7 +156,12 @@ class LmdbEventLog:
                 attempt += 1  # only now has fn run in vain
 
     def _attempt(
-        self, shared: SharedEnv, fn: Callable[[LogTransaction], T], attempt: int
+        self,
+        shared: SharedEnv,
+        begin: Callable[[lmdb.Transaction, SharedEnv, int], S],
+        fn: Callable[[S], T],
+        attempt: int,
+        buffers: bool,
     ) -> tuple[T] | _Retry:
         shared.writing.active = True
         try:
@@ -119,10 +169,10 @@ class LmdbEventLog:
                 if shared.nearly_full():
                     return _Retry.GROW_IF_NEARLY_FULL
                 try:
-                    raw = shared.env.begin(write=True)
+                    raw = _begin(shared, write=True, buffers=buffers)
                 except lmdb.MapResizedError:
                     return _Retry.ADOPT_RESIZE
-                txn = LmdbLogTransaction(raw, shared, self._node_id, self.clock, attempt)
+                txn = begin(raw, shared, attempt)
                 try:
                     result = fn(txn)
                     if txn.map_full:
@@ -219,12 +269,17 @@ class LmdbEventLog:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _read(self, fn: Callable[[lmdb.Transaction], T]) -> T:
+    def read(self, fn: Callable[[lmdb.Transaction], T], *, buffers: bool = False) -> T:
+        """Run `fn` in a read transaction (retried after another process's resize); for this
+        package's stores only."""
+        return self._read(fn, buffers=buffers)
+
+    def _read(self, fn: Callable[[lmdb.Transaction], T], *, buffers: bool = False) -> T:
         shared = self._require_open()
         while True:
             with shared.gate.shared():
                 try:
-                    txn = shared.env.begin()
+                    txn = _begin(shared, write=False, buffers=buffers)
                 except lmdb.MapResizedError:
                     pass
                 else:
@@ -238,3 +293,77 @@ class LmdbEventLog:
         if self._shared is None:
             raise LogError("the log is closed")
         return self._shared
+
+
+def _begin(shared: SharedEnv, *, write: bool, buffers: bool) -> lmdb.Transaction:
+    # Separate calls: the stubs type a buffers transaction apart from a bytes one.
+    if buffers:
+        return shared.env.begin(write=write, buffers=True)
+    return shared.env.begin(write=write)
+
+
+class LmdbCheckpointStore:
+    """The `checkpoints` sub-database: one record per (projection name, position).
+
+    Saving is one write transaction (records and pruning together), with the log's retries
+    when the map fills up; a big snapshot may double the map, as a big append would.
+    """
+
+    def __init__(self, log: LmdbEventLog) -> None:
+        self._log = log
+
+    def save(self, *items: Checkpoint, retention: Retention | None = None) -> int:
+        # Encoded (checksummed, copied) before the write transaction, which other processes'
+        # appends wait for, so it holds only the puts.
+        encoded = self._log.read(
+            lambda txn: checkpoints.encode_records(_records(txn, self._shared()), items),
+            buffers=True,
+        )
+        return self._log.write(
+            _records,
+            lambda records: checkpoints.store_records(records, items, encoded, retention),
+            buffers=True,
+        )
+
+    def load(
+        self, name: str, version: int, *, at_or_before: int | None = None
+    ) -> Checkpoint | None:
+        return self._log.read(
+            lambda txn: checkpoints.load_newest(
+                _records(txn, self._shared()), name, version, at_or_before
+            ),
+            buffers=True,
+        )
+
+    def entries(self, name: str | None = None) -> list[CheckpointInfo]:
+        return self._log.read(
+            lambda txn: checkpoints.list_records(_records(txn, self._shared()), name),
+            buffers=True,
+        )
+
+    def delete(self, name: str, position: int | None = None) -> int:
+        return self._log.write(
+            _records,
+            lambda records: checkpoints.delete_records(records, name, position),
+            buffers=True,
+        )
+
+    def raw_record(self, name: str, position: int) -> bytes | None:
+        """The stored record as is (for tests and tools)."""
+
+        def get(txn: lmdb.Transaction) -> bytes | None:
+            found = _records(txn, self._shared()).get(name, position)
+            return None if found is None else bytes(found)
+
+        return self._log.read(get, buffers=True)
+
+    def put_raw_record(self, name: str, position: int, record: bytes) -> None:
+        """Store `record` as is, unchecked (for tests and tools)."""
+        self._log.write(_records, lambda records: records.put(name, position, record))
+
+    def _shared(self) -> SharedEnv:
+        return self._log._require_open()
+
+
+def _records(txn: lmdb.Transaction, shared: SharedEnv, attempt: int = 0) -> LmdbCheckpointRecords:
+    return LmdbCheckpointRecords(txn, shared)

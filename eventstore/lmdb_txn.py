@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import zlib
 from collections.abc import Iterator, Sequence
 from typing import cast
 
 import lmdb
 
-from eventstore import keys
+from eventstore import checkpoints, keys
 from eventstore.events import AnyEvent, Cause, Envelope, decode_envelope, encode_envelope
 from eventstore.hlc import HybridLogicalClock
 from eventstore.lmdb_env import SharedEnv
@@ -147,3 +148,77 @@ class LmdbLogTransaction:
     def _require_open(self) -> None:
         if not self._open:
             raise LogError("the transaction has ended")
+
+
+class LmdbCheckpointRecords:
+    """The checkpoints sub-database and the log, seen through one transaction (a RecordView,
+    and a RecordWriter when the transaction writes). Begun with buffers=True: records are
+    read in place, never copied just to look at a header."""
+
+    def __init__(self, txn: lmdb.Transaction, shared: SharedEnv) -> None:
+        self._txn = txn
+        self._shared = shared
+        self._db = shared.checkpoints_db
+        self.appended = 0  # records put or deleted: the commit then needs syncing
+        self.map_full = False
+
+    @property
+    def log_id(self) -> str:
+        return self._shared.stored_node_id
+
+    def last_position(self) -> int:
+        return tail_position(self._txn, self._shared.log_db)
+
+    def tip(self, position: int) -> int | None:
+        if position == 0:
+            return 0
+        raw = self._txn.get(keys.u64(position), db=self._shared.log_db)
+        return None if raw is None else zlib.crc32(raw)
+
+    def names(self) -> list[str]:
+        cursor = self._txn.cursor(db=self._db)
+        found: dict[bytes, None] = {}
+        for key in cast(Iterator[bytes], cursor.iternext(values=False)):
+            split = keys.split_checkpoint_key(bytes(key))
+            if split is not None:
+                found[split[0]] = None
+        return [name.decode(errors="replace") for name in found]
+
+    def positions(self, name: str) -> list[int]:
+        prefix = keys.checkpoint_prefix(checkpoints.name_bytes(name))
+        cursor = self._txn.cursor(db=self._db)
+        found: list[int] = []
+        if not cursor.set_range(prefix):
+            return found
+        for view in cast(Iterator[memoryview], cursor.iternext(values=False)):
+            key = bytes(view)
+            if not key.startswith(prefix):
+                break
+            split = keys.split_checkpoint_key(key)
+            if split is not None:
+                found.append(split[1])
+        return found
+
+    def get(self, name: str, position: int) -> memoryview | None:
+        key = keys.checkpoint_key(checkpoints.name_bytes(name), position)
+        return cast(memoryview | None, self._txn.get(key, db=self._db))
+
+    def put(self, name: str, position: int, record: bytes) -> None:
+        key = keys.checkpoint_key(checkpoints.name_bytes(name), position)
+        try:
+            self._txn.put(key, record, db=self._db)
+        except lmdb.MapFullError:
+            self.map_full = True  # remembered in case the caller swallows the error
+            raise
+        self.appended += 1
+
+    def delete(self, name: str, position: int) -> None:
+        key = keys.checkpoint_key(checkpoints.name_bytes(name), position)
+        if self._txn.delete(key, db=self._db):
+            self.appended += 1
+
+    def finish(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

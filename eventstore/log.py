@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 from eventstore.events import AnyEvent, Cause, Envelope
+
+if TYPE_CHECKING:
+    from eventstore.checkpoints import Retention
 
 T = TypeVar("T")
 
@@ -20,6 +23,56 @@ class Durability(StrEnum):
 
 class LogError(Exception):
     """The log could not do what was asked (corrupt record, bad key, closed log)."""
+
+
+class Checkpoint(NamedTuple):
+    """A projection's snapshot (opaque to the log) and the log position it covers."""
+
+    name: str
+    version: int
+    position: int
+    payload: bytes
+
+
+class CheckpointInfo(NamedTuple):
+    """A stored checkpoint as listed; `problem` says why it would be ignored (None: looks fine;
+    the payload's checksum is verified only when it is loaded). `version` is -1 when the
+    record is unreadable."""
+
+    name: str
+    version: int
+    position: int
+    size: int
+    problem: str | None
+
+
+class CheckpointStore(Protocol):
+    """Checkpoints kept beside the log, in the same store (ARCHITECTURE §2: `checkpoints`).
+
+    A record is keyed by (name, position) and checked against the log on load: see
+    eventstore.checkpoints for the format and the checks.
+    """
+
+    def save(self, *checkpoints: Checkpoint, retention: Retention | None = None) -> int:
+        """Store `checkpoints` in one write transaction (with `retention`, dropping what it does
+        not keep of their names); returns the bytes written. A position past the log's end is
+        a LogError."""
+        ...
+
+    def load(
+        self, name: str, version: int, *, at_or_before: int | None = None
+    ) -> Checkpoint | None:
+        """The newest checkpoint of `name` at `version` (at or before a position, if given)
+        that passes every check; the ones that fail are logged and skipped."""
+        ...
+
+    def entries(self, name: str | None = None) -> list[CheckpointInfo]:
+        """What is stored (of `name`, or of every projection), by name then position."""
+        ...
+
+    def delete(self, name: str, position: int | None = None) -> int:
+        """Delete `name`'s checkpoint at `position`, or all of them; returns how many."""
+        ...
 
 
 class LogTransaction(Protocol):
@@ -78,6 +131,11 @@ class EventLog(Protocol):
         ...
 
     def last_origin_seq(self, origin: str) -> int: ...
+
+    @property
+    def checkpoints(self) -> CheckpointStore:
+        """The projections' checkpoints stored with this log."""
+        ...
 
     def sync(self) -> None:
         """Force committed appends to disk (a no-op where there is no disk)."""

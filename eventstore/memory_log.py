@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import secrets
 import threading
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
-from eventstore.events import AnyEvent, Cause, Envelope
+from eventstore import checkpoints
+from eventstore.checkpoints import Retention
+from eventstore.events import AnyEvent, Cause, Envelope, encode_envelope
 from eventstore.hlc import HybridLogicalClock
-from eventstore.log import Durability, LogError, LogTransaction
+from eventstore.log import (
+    Checkpoint,
+    CheckpointInfo,
+    Durability,
+    LogError,
+    LogTransaction,
+)
 
 T = TypeVar("T")
 
@@ -104,10 +113,15 @@ class InMemoryEventLog:
         self._lock = threading.Lock()
         self._in_txn = threading.local()
         self._closed = False
+        self._checkpoints = InMemoryCheckpointStore(self)
 
     @property
     def node_id(self) -> str:
         return self._node_id
+
+    @property
+    def checkpoints(self) -> InMemoryCheckpointStore:
+        return self._checkpoints
 
     @property
     def durability(self) -> Durability:
@@ -146,6 +160,11 @@ class InMemoryEventLog:
         self._require_open()
         return iter(self.committed_from(position))
 
+    def entry_at(self, position: int) -> Envelope | None:
+        with self._lock:
+            entries = self._entries
+            return entries[position - 1] if 0 < position <= len(entries) else None
+
     def read_origin(
         self, origin: str, from_seq: int = 1, to_seq: int | None = None
     ) -> list[Envelope]:
@@ -182,3 +201,84 @@ class InMemoryEventLog:
     def _require_open(self) -> None:
         if self._closed:
             raise LogError("the log is closed")
+
+
+class InMemoryCheckpointStore:
+    """Checkpoint records in a dict, held to the same format and checks as on disk."""
+
+    def __init__(self, log: InMemoryEventLog) -> None:
+        self._log = log
+        self._records: dict[str, dict[int, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def save(self, *items: Checkpoint, retention: Retention | None = None) -> int:
+        self._log._require_open()
+        with self._lock:
+            view = self._view()
+            records = checkpoints.encode_records(view, items)
+            return checkpoints.store_records(view, items, records, retention)
+
+    def load(
+        self, name: str, version: int, *, at_or_before: int | None = None
+    ) -> Checkpoint | None:
+        self._log._require_open()
+        with self._lock:
+            return checkpoints.load_newest(self._view(), name, version, at_or_before)
+
+    def entries(self, name: str | None = None) -> list[CheckpointInfo]:
+        with self._lock:
+            return checkpoints.list_records(self._view(), name)
+
+    def delete(self, name: str, position: int | None = None) -> int:
+        with self._lock:
+            return checkpoints.delete_records(self._view(), name, position)
+
+    def raw_record(self, name: str, position: int) -> bytes | None:
+        """The stored record as is (for tests and tools)."""
+        with self._lock:
+            return self._records.get(name, {}).get(position)
+
+    def put_raw_record(self, name: str, position: int, record: bytes) -> None:
+        """Store `record` as is, unchecked (for tests and tools)."""
+        with self._lock:
+            self._view().put(name, position, record)
+
+    def _view(self) -> _MemoryRecords:
+        return _MemoryRecords(self._log, self._records)
+
+
+class _MemoryRecords:
+    """The RecordWriter over the dict; the store's lock is held while it is used."""
+
+    def __init__(self, log: InMemoryEventLog, records: dict[str, dict[int, bytes]]) -> None:
+        self._log = log
+        self._records = records
+
+    @property
+    def log_id(self) -> str:
+        return self._log.node_id
+
+    def last_position(self) -> int:
+        return self._log.last_position()
+
+    def tip(self, position: int) -> int | None:
+        if position == 0:
+            return 0
+        envelope = self._log.entry_at(position)
+        return None if envelope is None else zlib.crc32(encode_envelope(envelope))
+
+    def names(self) -> list[str]:
+        return sorted(name for name, records in self._records.items() if records)
+
+    def positions(self, name: str) -> list[int]:
+        return sorted(self._records.get(name, {}))
+
+    def get(self, name: str, position: int) -> bytes | None:
+        return self._records.get(name, {}).get(position)
+
+    def put(self, name: str, position: int, record: bytes) -> None:
+        checkpoints.name_bytes(name)
+        self._records.setdefault(name, {})[position] = record
+
+    def delete(self, name: str, position: int) -> None:
+        self._records.get(name, {}).pop(position, None)

@@ -56,7 +56,13 @@ def start_actors(
     try:
 
         def graph_writer(handle: SupervisorHandle) -> pykka.ActorRef[GraphWriterActor]:
-            return GraphWriterActor.start(event_log, subscribers, handle, hooks)
+            return GraphWriterActor.start(
+                event_log,
+                subscribers,
+                handle,
+                hooks,
+                checkpoint_every=settings.checkpoint_every or None,
+            )
 
         start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
         graph = GraphGateway(supervisor, subscribers)

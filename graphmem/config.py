@@ -60,6 +60,8 @@ class Settings:
     watch_schemas: bool = True
     # Hooks as "module:callable", besides those installed as `graphmem.hooks` entry points.
     hooks: tuple[str, ...] = ()
+    # Events folded between two checkpoints of the read models; 0 turns checkpoints off.
+    checkpoint_every: int = 100_000
 
     @property
     def schema_folders(self) -> tuple[Path, ...]:
@@ -107,6 +109,7 @@ class Settings:
             schema_sets=_schema_sets(env.get("GRAPHMEM_SCHEMA_SETS", "")),
             watch_schemas=_flag(env, "GRAPHMEM_WATCH_SCHEMAS", default=True),
             hooks=tuple(_items(env.get("GRAPHMEM_HOOKS", ""))),
+            checkpoint_every=_non_negative(env, "GRAPHMEM_CHECKPOINT_EVERY", 100_000),
         )
 
     def with_data_dir(self, data_dir: str | Path) -> Settings:
@@ -114,6 +117,19 @@ class Settings:
 
     def with_tools(self, tools: tuple[str, ...]) -> Settings:
         return replace(self, tools=tools)
+
+
+def _non_negative(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise SettingsError(f"{name}={raw!r} must be a whole number, 0 or more (default {default})")
+    return value
 
 
 def _items(value: str) -> Iterable[str]:

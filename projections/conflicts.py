@@ -75,6 +75,13 @@ def _element(event: Any) -> ElementKey | None:
     return None  # schema events and markers write no graph element
 
 
+_SNAPSHOT_DECODER = msgspec.msgpack.Decoder(
+    tuple[
+        int, dict[tuple[str, ...], tuple[int, str, int, str] | dict[str, tuple[int, str, int, str]]]
+    ]
+)
+
+
 def _view(write: _Write) -> ConflictWrite:
     return ConflictWrite(write[1], write[0], write[2], write[3])
 
@@ -89,6 +96,23 @@ class ConflictsProjection:
         self.position = 0
         self._writes: dict[ElementKey, _Write | dict[str, _Write]] = {}
         self._conflicted: set[ElementKey] = set()
+
+    def to_snapshot(self) -> bytes:
+        return msgspec.msgpack.encode((self.position, self._writes))
+
+    @classmethod
+    def from_snapshot(cls, data: bytes | memoryview) -> ConflictsProjection:
+        """The projection `to_snapshot` captured. Raises ValueError if `data` is not one."""
+        try:
+            position, writes = _SNAPSHOT_DECODER.decode(data)
+        except msgspec.DecodeError as error:
+            raise ValueError(f"not a conflicts snapshot: {error}") from None
+        projection = cls()
+        projection.position = position
+        projection._writes = writes
+        # An element is conflicted exactly when a second origin has written it.
+        projection._conflicted = {key for key, known in writes.items() if type(known) is dict}
+        return projection
 
     def apply(self, envelope: Envelope) -> None:
         self.apply_all((envelope,))

@@ -41,7 +41,14 @@ from eventstore.events import (
 )
 from projections.views import EntityView, GraphSnapshot, RelationView
 
-__all__ = ["EntityView", "GraphProjection", "GraphSnapshot", "RelationKey", "RelationView"]
+__all__ = [
+    "EntityView",
+    "GraphProjection",
+    "GraphSnapshot",
+    "RelationKey",
+    "RelationView",
+    "SnapshotError",
+]
 
 RelationKey = tuple[str, str, str]
 """(from_entity, to_entity, relation_type)"""
@@ -74,7 +81,7 @@ class _Stamp(msgspec.Struct, frozen=True, order=True, gc=False, array_like=True)
 _ZERO = _Stamp(0, "", 0)
 
 
-class _Entity(msgspec.Struct, gc=False):
+class _Entity(msgspec.Struct, gc=False, array_like=True):
     """Fold state of one entity name, alive or not (tombstones are kept for LWW)."""
 
     created: _Stamp
@@ -93,10 +100,11 @@ class _Entity(msgspec.Struct, gc=False):
     content_deleted: dict[str, _Stamp] | None = None
     # Incident relations: a small tuple while there are few (cheap to build during a replay),
     # then an insertion-ordered set. Relation records are never removed, so both only grow.
+    # Derived from the relations, so never part of a snapshot: it must stay the last field.
     edges: tuple[_Relation, ...] | dict[_Relation, None] | None = None
 
 
-class _Relation(msgspec.Struct, gc=False, eq=False):
+class _Relation(msgspec.Struct, gc=False, eq=False, array_like=True):
     """Fold state of one relation key; `visible` is kept current by every event touching it."""
 
     key: RelationKey
@@ -110,6 +118,30 @@ class _Relation(msgspec.Struct, gc=False, eq=False):
 
 
 _SMALL_EDGES = 8
+
+
+class SnapshotError(ValueError):
+    """A snapshot could not be restored (damaged, or not a graph snapshot of this version)."""
+
+
+class _State(msgspec.Struct, gc=False, array_like=True):
+    """The complete fold state as a snapshot holds it (see GraphProjection.to_snapshot)."""
+
+    position: int
+    entities_last: _Stamp
+    entities_unsorted: bool
+    alive: int
+    relations_last: _Stamp
+    relations_unsorted: bool
+    visible: int
+    # In the dicts' own order: listing order, or insertion order while marked unsorted.
+    entities: dict[str, _Entity]
+    relations: list[_Relation]
+    edges: list[list[int] | None]  # per entity, in the same order: its `edges` as indexes
+
+
+_ENCODER = msgspec.msgpack.Encoder()
+_STATE_DECODER = msgspec.msgpack.Decoder(_State)
 
 
 def _add_edge(entity: _Entity, relation: _Relation) -> None:
@@ -129,7 +161,7 @@ class GraphProjection:
     """Entities, observations, relations and adjacency, folded from envelopes (pure, no I/O)."""
 
     name = "graph"
-    version = 1
+    version = 1  # of the snapshot format: bump on any change to the records or _State
 
     def __init__(self) -> None:
         self.position = 0
@@ -141,6 +173,69 @@ class GraphProjection:
         self._relations_last = _ZERO
         self._relations_unsorted = False
         self._visible = 0
+
+    # --- snapshots ------------------------------------------------------------------------
+
+    def to_snapshot(self) -> bytes:
+        """The complete fold state (tombstones, stamps, registers, order) as msgpack: restored
+        by `from_snapshot`, it answers and folds further events exactly as this one does."""
+        astuple = msgspec.structs.astuple
+        relations = list(self._relations.values())
+        index = {id(relation): i for i, relation in enumerate(relations)}
+        return _ENCODER.encode(
+            (
+                self.position,
+                self._entities_last,
+                self._entities_unsorted,
+                self._alive,
+                self._relations_last,
+                self._relations_unsorted,
+                self._visible,
+                # Each record without its last field, `edges`, stored apart as indexes into
+                # `relations`: records cannot be encoded by reference.
+                {name: astuple(entity)[:-1] for name, entity in self._entities.items()},
+                relations,
+                [
+                    [index[id(relation)] for relation in entity.edges] if entity.edges else None
+                    for entity in self._entities.values()
+                ],
+            )
+        )
+
+    @classmethod
+    def from_snapshot(cls, data: bytes | memoryview) -> GraphProjection:
+        """The projection `to_snapshot` captured. Raises SnapshotError if `data` does not
+        have a snapshot's shape; its meaning is not checked (a checkpoint's checksum is what
+        catches damage), which keeps this, the start-up path, as fast as decoding."""
+        try:
+            state = _STATE_DECODER.decode(data)
+        except msgspec.DecodeError as error:
+            raise SnapshotError(f"not a graph snapshot: {error}") from None
+        relations = state.relations
+        if len(state.edges) != len(state.entities):
+            raise SnapshotError("the snapshot's adjacency does not match its entities")
+        graph = cls()
+        graph.position = state.position
+        graph._entities = state.entities
+        graph._entities_last = state.entities_last
+        graph._entities_unsorted = state.entities_unsorted
+        graph._alive = state.alive
+        graph._relations = {relation.key: relation for relation in relations}
+        graph._relations_last = state.relations_last
+        graph._relations_unsorted = state.relations_unsorted
+        graph._visible = state.visible
+        # The start-up path: one pass, no per-edge calls (half a second on a 1M-event graph).
+        get = relations.__getitem__
+        try:
+            for entity, edges in zip(state.entities.values(), state.edges, strict=True):
+                if edges is not None:
+                    found = map(get, edges)
+                    entity.edges = (
+                        tuple(found) if len(edges) <= _SMALL_EDGES else dict.fromkeys(found)
+                    )
+        except IndexError:
+            raise SnapshotError("the snapshot's adjacency names a missing relation") from None
+        return graph
 
     # --- applying -------------------------------------------------------------------------
 
@@ -482,6 +577,10 @@ class GraphProjection:
         for name, entity in tuple(self._entities.items()):
             if entity.alive:
                 yield EntityView(name, entity.entity_type, self._contents(entity))
+
+    def entity_names(self) -> list[str]:
+        """Names of the alive entities (in no promised order: cheaper than `entities()`)."""
+        return [name for name, entity in self._entities.items() if entity.alive]
 
     def entity_count(self) -> int:
         return self._alive

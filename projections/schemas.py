@@ -9,6 +9,7 @@ graphmem, say) is kept out of force rather than failing the fold.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import ClassVar
 
 import msgspec
 
@@ -28,16 +29,53 @@ class SchemaRecord(msgspec.Struct, frozen=True):
     stamp: Stamp
 
 
+# A record as a snapshot holds it: the registered document itself (None when retired), so that
+# restoring parses it exactly as folding the event did.
+_SnapshotRecord = tuple[str, str, str, str | None, Stamp]
+_SNAPSHOT_DECODER = msgspec.msgpack.Decoder(tuple[int, int, list[_SnapshotRecord]])
+
+
 class SchemaProjection:
     """Type name -> schema in force (pure, no I/O). `version` counts changes, so a reader can
-    cache what it derives from the schemas (the dynamic tool list) and notice a change."""
+    cache what it derives from the schemas (the dynamic tool list) and notice a change; the
+    version of the snapshot format, which other projections call `version`, is
+    `format_version` here."""
 
     name = "schemas"
+    format_version: ClassVar[int] = 1
 
     def __init__(self) -> None:
         self.position = 0
         self.version = 0
         self._records: dict[str, SchemaRecord] = {}
+        self._documents: dict[str, str] = {}  # type name -> registered JSON, for snapshots
+
+    def to_snapshot(self) -> bytes:
+        records = [
+            (r.type_name, r.digest, r.source, self._documents.get(r.type_name), r.stamp)
+            for r in self._records.values()
+        ]
+        return msgspec.msgpack.encode((self.position, self.version, records))
+
+    @classmethod
+    def from_snapshot(cls, data: bytes | memoryview) -> SchemaProjection:
+        """The projection `to_snapshot` captured. Raises ValueError if `data` is not one."""
+        try:
+            position, version, records = _SNAPSHOT_DECODER.decode(data)
+        except msgspec.DecodeError as error:
+            raise ValueError(f"not a schemas snapshot: {error}") from None
+        projection = cls()
+        projection.position = position
+        projection.version = version
+        for type_name, digest, source, document, stamp in records:
+            if document is None:
+                projection._records[type_name] = SchemaRecord(type_name, "", "", None, stamp)
+            else:
+                projection._records[type_name] = SchemaRecord(
+                    type_name, digest, source, _parsed(document), stamp
+                )
+                projection._documents[type_name] = document
+        return projection
 
     def apply_all(self, envelopes: Iterable[Envelope]) -> None:
         position = self.position
@@ -54,10 +92,12 @@ class SchemaProjection:
             return
         if isinstance(event, SchemaRetired):
             record = SchemaRecord(event.type_name, "", "", None, stamp)
+            self._documents.pop(event.type_name, None)
         else:
             record = SchemaRecord(
                 event.type_name, event.digest, event.source, _parsed(event.schema_json), stamp
             )
+            self._documents[event.type_name] = event.schema_json
         self._records[event.type_name] = record
         self.version += 1
 

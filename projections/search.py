@@ -116,6 +116,11 @@ class SearchProjection:
             elif isinstance(event, EntityCreated | EntityUpdated | EntityDeleted):
                 dirty.add(event.name)
 
+    def note_names(self, names: Iterable[str]) -> None:
+        """Remember entities to (re-)read, e.g. every one of a graph restored from a snapshot:
+        the index itself is never stored, it is rebuilt from the graph on the next search."""
+        self._dirty.update(names)
+
     def reset(self) -> None:
         self._segments = []
         self._where = {}

@@ -13,6 +13,7 @@ from graphmem.tools.dynamic import dynamic_tools
 from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
 from graphmem.tools.mesh import MESH_TOOLS
+from graphmem.tools.schema_checks import SCHEMA_STATIC_TOOLS
 from projections.entity_schema import EntitySchema
 
 __all__ = [
@@ -41,7 +42,8 @@ MESH_TOOL_NAMES = (
 # take one of these names is refused, whatever the profile, so enabling a family later never
 # makes two tools share a name.
 STATIC_TOOL_NAMES = frozenset(
-    {spec.tool.name for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS)} | set(MESH_TOOL_NAMES)
+    {spec.tool.name for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS, *SCHEMA_STATIC_TOOLS)}
+    | set(MESH_TOOL_NAMES)
 )
 
 
@@ -55,6 +57,8 @@ def static_tools(families: Iterable[str]) -> dict[str, ToolSpec]:
         specs.update((spec.tool.name, spec) for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS))
     if "mesh" in chosen:
         specs.update((spec.tool.name, spec) for spec in MESH_TOOLS)
+    if "schema" in chosen:
+        specs.update((spec.tool.name, spec) for spec in SCHEMA_STATIC_TOOLS)
     return specs
 
 

@@ -21,6 +21,8 @@ from graphmem.tools.mesh import MESH_TOOLS
 from projections.entity_schema import EntitySchema, canonical_json, parse_schema
 
 MEMORY_NAMES = [spec.tool.name for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS)]
+# The schema family's own static tool, listed before the generated ones.
+SCHEMA_STATIC = ["check_schemas"]
 
 
 def document(type_name: str, description: str = "A thing") -> dict[str, Any]:
@@ -68,7 +70,7 @@ def test_where_memory_and_mesh_share_a_name_the_mesh_tool_answers() -> None:
 
 
 def test_every_static_name_of_every_family_is_reserved() -> None:
-    assert set(MEMORY_NAMES) | set(MESH_TOOL_NAMES) == STATIC_TOOL_NAMES
+    assert set(MEMORY_NAMES) | set(MESH_TOOL_NAMES) | set(SCHEMA_STATIC) == STATIC_TOOL_NAMES
 
 
 def test_without_the_schema_family_schemas_add_no_tools() -> None:
@@ -84,6 +86,7 @@ def test_the_schema_family_adds_three_tools_per_schema_after_the_static_ones() -
     names = [t.name for t in catalog.tools()]
     assert names[: len(MEMORY_NAMES)] == MEMORY_NAMES
     assert names[len(MEMORY_NAMES) :] == [
+        *SCHEMA_STATIC,
         "add_location",
         "update_location",
         "delete_location",
@@ -109,7 +112,8 @@ def test_the_tools_are_rebuilt_only_when_the_version_changes() -> None:
     assert rebuilt.tool.description is not None and "Changed" in rebuilt.tool.description
 
     catalog.update(4, [])
-    assert catalog.get("add_npc") is None and catalog.tools() == []
+    assert catalog.get("add_npc") is None
+    assert [t.name for t in catalog.tools()] == SCHEMA_STATIC
 
 
 def test_a_static_tool_keeps_its_name_against_a_schema_that_would_take_it() -> None:
@@ -127,7 +131,7 @@ def test_refresh_follows_the_schemas_in_force(app: App) -> None:
 
     async def refreshed() -> list[str]:
         await catalog.refresh(app.graph)
-        return [t.name for t in catalog.tools()][len(MEMORY_NAMES) :]
+        return [t.name for t in catalog.tools()][len(MEMORY_NAMES) + len(SCHEMA_STATIC) :]
 
     assert asyncio.run(refreshed()) == []
     app.graph.execute_blocking(RegisterSchemas([definition("npc")]))

@@ -1,0 +1,190 @@
+"""Checkpointer: the graph writer's read models to and from checkpoints beside the log.
+
+Checkpoints only save time: a model is restored from the newest one that passes every check
+(eventstore.checkpoints) and restores, else folded from the log; any failure to load or save
+is logged and otherwise ignored, so it can never stop writes or start-up.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+import structlog
+
+from eventstore.checkpoints import Retention
+from eventstore.log import Checkpoint, EventLog
+from projections.conflicts import ConflictsProjection
+from projections.graph import GraphProjection
+from projections.schemas import SchemaProjection
+
+log = structlog.get_logger(__name__)
+
+# Events folded between two checkpoints, and how many checkpoints of each projection to keep.
+CHECKPOINT_EVERY = 100_000
+CHECKPOINTS_KEPT = 8
+_CATCH_UP_CHUNK = 50_000
+
+
+class _Positioned(Protocol):
+    @property
+    def position(self) -> int: ...
+
+
+P = TypeVar("P", bound=_Positioned)
+
+
+class Checkpointer:
+    """Loads and saves the checkpoints of the graph, schema and conflict views.
+
+    The graph and schema views are saved together, at the graph's position, every `every`
+    folded events; the conflict view (folded only when used) whenever it has moved on as far.
+    `every=None` turns checkpoints off: nothing is loaded or saved.
+    """
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        every: int | None = CHECKPOINT_EVERY,
+        kept: int = CHECKPOINTS_KEPT,
+    ) -> None:
+        self._log = event_log
+        self.every = every
+        self._retention = Retention(every or 1, kept)
+        self.graph_at = 0  # position of the graph checkpoint last loaded or saved
+        self.conflicts_at = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.every is not None
+
+    def due(self, position: int, intervals: int = 1) -> bool:
+        """True once `intervals` intervals of events were folded since the last checkpoint."""
+        return self.every is not None and position - self.graph_at >= self.every * intervals
+
+    # --- loading --------------------------------------------------------------------------
+
+    def restore(self) -> tuple[GraphProjection, SchemaProjection] | None:
+        """The graph and schema views as of the newest valid graph checkpoint, level with each
+        other; None without one (fold from the start)."""
+        self.graph_at = self.conflicts_at = 0
+        if not self.enabled:
+            return None
+        graph = self._load(
+            GraphProjection.name, GraphProjection.version, GraphProjection.from_snapshot, None
+        )
+        if graph is None:
+            return None
+        schemas = self._load(
+            SchemaProjection.name,
+            SchemaProjection.format_version,
+            SchemaProjection.from_snapshot,
+            graph.position,
+        )
+        if schemas is None:
+            schemas = SchemaProjection()
+        if schemas.position < graph.position:
+            # Both are saved together, so only a damaged record lags: bring it level.
+            fresh = self._log.read_from(schemas.position + 1)
+            while chunk := list(itertools.islice(fresh, _CATCH_UP_CHUNK)):
+                schemas.apply_all(e for e in chunk if e.position <= graph.position)
+                if chunk[-1].position >= graph.position:
+                    break
+            schemas.position = graph.position
+        self.graph_at = graph.position
+        return graph, schemas
+
+    def restore_conflicts(self, at_or_before: int) -> ConflictsProjection | None:
+        if not self.enabled:
+            return None
+        conflicts = self._load(
+            ConflictsProjection.name,
+            ConflictsProjection.version,
+            ConflictsProjection.from_snapshot,
+            at_or_before,
+        )
+        if conflicts is not None:
+            self.conflicts_at = conflicts.position
+        return conflicts
+
+    def _load(
+        self, name: str, version: int, restore: Callable[[bytes], P], at_or_before: int | None
+    ) -> P | None:
+        """The newest checkpoint of `name` that loads and restores; one that does not is
+        logged and passed over for the one before it."""
+        while True:
+            started = time.perf_counter()
+            found: Checkpoint | None = None
+            try:
+                found = self._log.checkpoints.load(name, version, at_or_before=at_or_before)
+                if found is None:
+                    return None
+                restored = restore(found.payload)
+                if restored.position != found.position:
+                    raise ValueError("the snapshot's position is not the checkpoint's")
+            except Exception as error:  # a checkpoint only saves time: never trust a bad one
+                log.warning("checkpoint_unusable", checkpoint=name, reason=repr(error))
+                if found is None:
+                    return None
+                at_or_before = found.position - 1
+                continue
+            log.info(
+                "checkpoint_loaded",
+                checkpoint=name,
+                position=found.position,
+                bytes=len(found.payload),
+                seconds=round(time.perf_counter() - started, 3),
+            )
+            return restored
+
+    # --- saving ---------------------------------------------------------------------------
+
+    def save(
+        self,
+        graph: GraphProjection,
+        schemas: SchemaProjection,
+        conflicts: ConflictsProjection,
+        *,
+        final: bool = False,
+    ) -> None:
+        """Save the views in one write transaction; the caller vouches that they hold only
+        committed events. A failure is logged and retried only an interval later, so a full
+        disk costs one attempt per interval, never a write."""
+        if self.every is None:
+            return
+        started = time.perf_counter()
+        position = graph.position
+        items: list[Checkpoint] = []
+        try:
+            items.append(Checkpoint(graph.name, graph.version, position, graph.to_snapshot()))
+            items.append(
+                Checkpoint(
+                    schemas.name, schemas.format_version, schemas.position, schemas.to_snapshot()
+                )
+            )
+            moved = conflicts.position - self.conflicts_at
+            if moved > 0 and (final or moved >= self.every):
+                items.append(
+                    Checkpoint(
+                        conflicts.name,
+                        conflicts.version,
+                        conflicts.position,
+                        conflicts.to_snapshot(),
+                    )
+                )
+            written = self._log.checkpoints.save(*items, retention=self._retention)
+        except Exception:  # checkpoints are an optimisation: a failure must not stop writes
+            log.exception("checkpoint_save_failed", position=position)
+            self.graph_at = position
+            return
+        self.graph_at = position
+        self.conflicts_at = max(self.conflicts_at, conflicts.position)
+        log.info(
+            "checkpoint_saved",
+            position=position,
+            checkpoints=len(items),
+            bytes=written,
+            seconds=round(time.perf_counter() - started, 3),
+        )

@@ -1,0 +1,364 @@
+"""GraphWriterActor checkpoints: start from the newest valid one, save them as the log grows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from structlog.testing import capture_logs
+
+from actors.bridge import BlockingReply
+from actors.commands import (
+    AddObservations,
+    Command,
+    CreateEntities,
+    CreateRelations,
+    EntityInput,
+    ObservationInput,
+    RelationInput,
+)
+from actors.graph_writer import Ask, AskModels, Execute, GraphWriterActor, ReadModels
+from eventstore.checkpoints import encode_record
+from eventstore.events import EntityCreated, ObservationAdded
+from eventstore.lmdb_log import LmdbEventLog
+from eventstore.log import Checkpoint, EventLog, LogError, LogTransaction
+from projections.graph import GraphProjection, GraphSnapshot
+
+T = TypeVar("T")
+WAIT = 10.0
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+class Writer:
+    """One GraphWriterActor on a log, driven the way the gateway drives it."""
+
+    def __init__(self, event_log: EventLog, **options: Any) -> None:
+        self.ref = GraphWriterActor.start(event_log, **options)
+
+    def run(self, command: Command) -> Any:
+        reply: BlockingReply[Any] = BlockingReply()
+        self.ref.tell(Execute(command, None, reply))
+        return reply.wait(WAIT)
+
+    def ask(self, query: Callable[[GraphProjection], T]) -> T:
+        reply: BlockingReply[Any] = BlockingReply()
+        self.ref.tell(Ask(query, reply))
+        result: T = reply.wait(WAIT)
+        return result
+
+    def ask_models(self, query: Callable[[ReadModels], T]) -> T:
+        reply: BlockingReply[Any] = BlockingReply()
+        self.ref.tell(AskModels(query, reply))
+        result: T = reply.wait(WAIT)
+        return result
+
+    def stop(self) -> None:
+        self.ref.stop(block=True, timeout=WAIT)
+
+
+def people(*names: str) -> CreateEntities:
+    return CreateEntities([EntityInput(name, "person", [f"{name} was here"]) for name in names])
+
+
+WRITTEN = 8  # events write_some appends
+
+
+def write_some(writer: Writer) -> None:
+    writer.run(people("Alice", "Bob", "Carol"))
+    writer.run(CreateRelations([RelationInput("Alice", "Bob", "knows")]))
+    writer.run(AddObservations([ObservationInput("Bob", ["likes tea"])]))
+
+
+def answers(writer: Writer) -> tuple[GraphSnapshot, list[str], int]:
+    return (
+        writer.ask(lambda g: g.snapshot()),
+        writer.ask_models(lambda m: m.search.search(m.graph, "tea")),
+        writer.ask_models(lambda m: m.conflicts.count()),
+    )
+
+
+def events_of(logs: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    return [entry for entry in logs if entry["event"] == name]
+
+
+def rebuilt(event_log: EventLog) -> GraphSnapshot:
+    graph = GraphProjection()
+    graph.apply_all(event_log.read_from(1))
+    return graph.snapshot()
+
+
+def test_a_restart_loads_the_checkpoint_saved_on_stop_and_answers_the_same(
+    data_dir: Path,
+) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        first = Writer(event_log)
+        write_some(first)
+        before = answers(first)
+        with capture_logs() as saved:
+            first.stop()
+
+        with capture_logs() as loaded:
+            second = Writer(event_log)
+            after = answers(second)
+        second.stop()
+
+    [save] = events_of(saved, "checkpoint_saved")
+    assert save["position"] == WRITTEN and save["bytes"] > 0
+    assert [(e["checkpoint"], e["position"]) for e in events_of(loaded, "checkpoint_loaded")] == [
+        ("graph", WRITTEN),
+        ("schemas", WRITTEN),
+        ("conflicts", WRITTEN),  # read by answers(), so saved on stop too
+    ]
+    assert after == before
+
+
+def test_events_appended_after_the_checkpoint_are_caught_up_from_the_log(
+    data_dir: Path,
+) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        first = Writer(event_log)
+        write_some(first)
+        first.stop()
+        event_log.append(
+            [
+                EntityCreated(name="Dave", entity_type="person"),
+                ObservationAdded(entity="Bob", content="joined later"),
+            ]
+        )
+
+        second = Writer(event_log)
+        observations = second.ask(lambda g: g.observations("Bob"))
+        found = second.ask_models(lambda m: m.search.search(m.graph, "later"))
+        snapshot = second.ask(lambda g: g.snapshot())
+        second.stop()
+
+        assert observations == ["Bob was here", "likes tea", "joined later"]
+        assert found == ["Bob"]
+        assert snapshot == rebuilt(event_log)
+
+
+def test_checkpoints_are_saved_as_the_log_grows_and_kept_bounded(data_dir: Path) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        writer = Writer(event_log, checkpoint_every=4, checkpoints_kept=3)
+        with capture_logs() as logs:
+            for i in range(12):
+                writer.run(people(f"p{i}"))  # two events each
+            writer.stop()
+
+        saves = events_of(logs, "checkpoint_saved")
+        graph_positions = [e.position for e in event_log.checkpoints.entries("graph")]
+
+    # Every interval when idle, every other one at worst (a command already queued).
+    assert len(saves) >= 3
+    assert all(save["position"] % 2 == 0 for save in saves)
+    assert len(graph_positions) == 3
+    assert graph_positions[-1] == 24
+
+
+def test_a_conflict_view_that_was_used_is_checkpointed_and_restored(data_dir: Path) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        first = Writer(event_log)
+        write_some(first)
+        assert first.ask_models(lambda m: m.conflicts.position) == WRITTEN
+        first.stop()
+
+        with capture_logs() as logs:
+            second = Writer(event_log)
+            count = second.ask_models(lambda m: m.conflicts.count())
+        second.stop()
+
+    assert count == 0
+    loaded = [e["checkpoint"] for e in events_of(logs, "checkpoint_loaded")]
+    assert loaded == ["graph", "schemas", "conflicts"]
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "foreign version", "past end"])
+def test_a_bad_checkpoint_is_ignored_and_the_model_rebuilt_from_the_log(
+    data_dir: Path, damage: str
+) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        first = Writer(event_log)
+        write_some(first)
+        first.stop()
+        store = event_log.checkpoints
+        record = store.raw_record("graph", WRITTEN) or b""
+        store.delete("graph")
+        if damage == "flipped byte":
+            flipped = bytearray(record)
+            flipped[len(flipped) // 2] ^= 0x40
+            store.put_raw_record("graph", WRITTEN, bytes(flipped))
+        elif damage == "truncated":
+            store.put_raw_record("graph", WRITTEN, record[: len(record) - 5])
+        elif damage == "foreign version":
+            store.save(Checkpoint("graph", GraphProjection.version + 1, WRITTEN, b"\x90"))
+        else:
+            log_id = event_log._require_open().stored_node_id
+            fake = encode_record(Checkpoint("graph", 1, 99, b"\x90"), log_id=log_id, tip=0)
+            store.put_raw_record("graph", 99, fake)
+
+        with capture_logs() as logs:
+            second = Writer(event_log)
+            snapshot = second.ask(lambda g: g.snapshot())
+        second.stop()
+
+        assert snapshot == rebuilt(event_log)
+        assert events_of(logs, "checkpoint_loaded") == []
+
+
+def test_a_snapshot_that_does_not_restore_is_passed_over_for_an_older_one(
+    data_dir: Path,
+) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        first = Writer(event_log)
+        write_some(first)
+        first.stop()
+        event_log.checkpoints.save(
+            Checkpoint("graph", GraphProjection.version, WRITTEN, b"\x01\x02")
+        )
+
+        with capture_logs() as logs:
+            second = Writer(event_log)
+            snapshot = second.ask(lambda g: g.snapshot())
+        second.stop()
+
+        assert snapshot == rebuilt(event_log)
+        assert [e["checkpoint"] for e in events_of(logs, "checkpoint_unusable")] == ["graph"]
+
+
+class BrokenCheckpoints:
+    def save(self, *items: Checkpoint, retention: object = None) -> int:
+        raise LogError("disk full")
+
+    def load(self, name: str, version: int, *, at_or_before: int | None = None) -> None:
+        raise LogError("unreadable")
+
+
+class LogWithBrokenCheckpoints:
+    def __init__(self, inner: EventLog) -> None:
+        self.inner = inner
+        self.checkpoints = BrokenCheckpoints()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_failing_checkpoints_are_logged_and_never_affect_writes(data_dir: Path) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        broken = LogWithBrokenCheckpoints(event_log)
+        with capture_logs() as logs:
+            writer = Writer(broken, checkpoint_every=2)  # type: ignore[arg-type]
+            write_some(writer)
+            writer.run(people("Dave"))
+            snapshot = writer.ask(lambda g: g.snapshot())
+            writer.stop()
+
+        assert snapshot == rebuilt(event_log)
+    assert events_of(logs, "checkpoint_unusable")
+    failures = events_of(logs, "checkpoint_save_failed")
+    assert 1 <= len(failures) <= 3  # retried once per interval, not after every message
+
+
+class FailingCommitLog:
+    """Runs the transaction function, then fails the commit: the model saw what never was."""
+
+    def __init__(self, inner: EventLog) -> None:
+        self.inner = inner
+        self.fail = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def transact(self, fn: Callable[[LogTransaction], T]) -> T:
+        if not self.fail:
+            return self.inner.transact(fn)
+
+        def doomed(txn: LogTransaction) -> T:
+            fn(txn)
+            raise LogError("commit failed")
+
+        return self.inner.transact(doomed)
+
+
+def test_a_model_holding_uncommitted_events_is_never_saved(data_dir: Path) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        failing = FailingCommitLog(event_log)
+        first = Writer(failing)  # type: ignore[arg-type]
+        write_some(first)
+        failing.fail = True
+        with pytest.raises(LogError):
+            first.run(people("Ghost"))
+        first.stop()
+
+        second = Writer(event_log)
+        has_ghost = second.ask(lambda g: g.has_entity("Ghost"))
+        second.stop()
+
+        assert not has_ghost
+        assert [e.position for e in event_log.checkpoints.entries("graph")] == [WRITTEN]
+
+
+def test_a_model_dropped_inside_a_write_goes_back_to_the_newest_checkpoint(
+    data_dir: Path,
+) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        failing = FailingCommitLog(event_log)
+        writer = Writer(failing, checkpoint_every=2)  # type: ignore[arg-type]
+        write_some(writer)
+        failing.fail = True
+        with pytest.raises(LogError):
+            writer.run(people("Ghost"))
+        failing.fail = False
+
+        with capture_logs() as logs:  # decided in a write transaction that first resets
+            writer.run(people("Dave"))
+        snapshot = writer.ask(lambda g: g.snapshot())
+        writer.stop()
+
+        assert snapshot == rebuilt(event_log)
+        assert not any(e.name == "Ghost" for e in snapshot.entities)
+    # Graph and schemas, from whichever checkpoint the writer had saved by then.
+    loaded = [(e["checkpoint"], e["position"]) for e in events_of(logs, "checkpoint_loaded")]
+    assert [name for name, _ in loaded] == ["graph", "schemas"]
+    assert 0 < loaded[0][1] == loaded[1][1] <= WRITTEN
+
+
+def test_checkpoints_can_be_turned_off(data_dir: Path) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        writer = Writer(event_log, checkpoint_every=None)
+        write_some(writer)
+        writer.stop()
+
+        assert event_log.checkpoints.entries() == []
+
+
+def test_a_long_start_up_fold_is_checkpointed_right_after_start(data_dir: Path) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        event_log.append([EntityCreated(name=f"e{i}", entity_type="t") for i in range(30)])
+        with capture_logs() as logs:
+            writer = Writer(event_log, checkpoint_every=10)
+            # Overdue (three intervals): saved after the first message, before the second.
+            writer.ask(lambda g: g.entity_count())
+            writer.ask(lambda g: g.entity_count())
+        saves = events_of(logs, "checkpoint_saved")
+        writer.stop()
+
+    assert [save["position"] for save in saves] == [30]
+
+
+def test_stopping_an_unchanged_writer_saves_nothing_new(data_dir: Path) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        first = Writer(event_log)
+        write_some(first)
+        first.stop()
+        with capture_logs() as logs:
+            second = Writer(event_log)
+            second.ask(lambda g: g.entity_count())
+            second.stop()
+
+    assert events_of(logs, "checkpoint_saved") == []
