@@ -62,7 +62,7 @@ async def test_the_extension_tools_are_listed_after_the_nine_and_named_in_the_in
         ]
         # The default profile lists the schema tools after them.
         assert names[9:14] == extensions
-        for tool in tools[9:]:
+        for tool in tools[9:14]:
             assert tool.title and tool.annotations and tool.output_schema
             assert tool.output_schema.get("additionalProperties") is False
         init = s.initialize_result

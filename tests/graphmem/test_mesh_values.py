@@ -27,6 +27,7 @@ from graphmem.tools.mesh_values import (
 )
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
+from projections.schema_view import SchemaViewProjection
 from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
 from tests.helpers import entity, relation, stamp
@@ -185,8 +186,13 @@ class LocalGraph:
         return query(self.models.graph)
 
     async def query_models(self, query: Callable[[ReadModels], T]) -> T:
+        schemas = SchemaProjection()
         models = ReadModels(
-            self.models.graph, self.models.search, SchemaProjection(), ConflictsProjection
+            self.models.graph,
+            self.models.search,
+            schemas,
+            SchemaViewProjection(self.models.graph, schemas),
+            ConflictsProjection,
         )
         return query(models)
 
