@@ -23,6 +23,7 @@ from eventstore.events import Cause, Envelope
 from eventstore.log import EventLog, LogTransaction
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
+from projections.history import HistoryProjection
 from projections.schema_view import SchemaViewProjection
 from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
@@ -51,16 +52,27 @@ class ReadModels:
         schemas: SchemaProjection,
         schema_view: SchemaViewProjection,
         conflicts: Callable[[], ConflictsProjection],
+        *,
+        history: Callable[[], HistoryProjection] = HistoryProjection,
+        event_log: EventLog | None = None,
     ) -> None:
         self.graph = graph
         self.search = search
         self.schemas = schemas
         self.schema_view = schema_view
         self._conflicts = conflicts
+        self._history = history
+        # For reading events back (history) off the writer's thread.
+        self.event_log = event_log
 
     @property
     def conflicts(self) -> ConflictsProjection:
         return self._conflicts()
+
+    @property
+    def history(self) -> HistoryProjection:
+        """Folded lazily, like the conflict view."""
+        return self._history()
 
 
 ModelsQuery = Callable[[ReadModels], Any]
@@ -159,6 +171,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._conflicts = ConflictsProjection()
         self._schemas = SchemaProjection()
         self._schema_view = SchemaViewProjection(self._graph, self._schemas)
+        self._history = HistoryProjection()
         # True while the read model may hold events of a transaction that did not commit.
         self._dirty = False
         self._pending: list[Execute] = []
@@ -234,8 +247,23 @@ class GraphWriterActor(pykka.ThreadingActor):
 
     def _all_models(self) -> ReadModels:
         return ReadModels(
-            self._graph, self._search, self._schemas, self._schema_view, self._current_conflicts
+            self._graph,
+            self._search,
+            self._schemas,
+            self._schema_view,
+            self._current_conflicts,
+            history=self._current_history,
+            event_log=self._log,
         )
+
+    def _current_history(self) -> HistoryProjection:
+        # Holds committed events only (it skips what it has seen), so a reset never drops it.
+        history = self._history
+        if history.position < self._graph.position:
+            fresh = self._log.read_from(history.position + 1)
+            while chunk := list(itertools.islice(fresh, CATCH_UP_CHUNK)):
+                history.apply_all(chunk)
+        return history
 
     def _current_conflicts(self) -> ConflictsProjection:
         if not self._conflicts_restored:

@@ -10,6 +10,8 @@ from tqdm import tqdm  # type: ignore[import-untyped]
 
 from graphmem.app import running
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
+from graphmem.inspect_cli import add_commands as add_inspect_commands
+from graphmem.inspect_cli import run_command as run_inspect_command
 from graphmem.logs import configure_logging
 from graphmem.migration import (
     MemoryFileError,
@@ -104,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout"
     )
+    add_inspect_commands(commands)
     return parser
 
 
@@ -142,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _import(settings, args.file, args.batch_size)
     if command == "export":
         return _export(settings, args.output)
+    if (code := run_inspect_command(settings, args)) is not None:
+        return code
     parser.print_help(sys.stderr)
     return 2
 

@@ -8,6 +8,7 @@ stored on the first envelope of a transaction only (see Envelope), so they are l
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -69,7 +70,12 @@ class EnvelopeSource(Protocol):
 
 def iso_time(hlc: int) -> str:
     """The wall time of a hybrid clock stamp, ISO 8601 in UTC to the millisecond."""
-    moment = datetime.fromtimestamp(ms_of(hlc) / 1000, tz=UTC)
+    return _iso_ms(ms_of(hlc))
+
+
+@functools.lru_cache(maxsize=1024)  # a transaction's events, and bursts, share a millisecond
+def _iso_ms(ms: int) -> str:
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -83,6 +89,7 @@ _WIRE_NAMES = {"entity": "entityName", "from_entity": "from", "to_entity": "to"}
 _SNAKE = re.compile(r"_([a-z0-9])")
 
 
+@functools.cache  # a few dozen field names in all
 def _wire_name(field: str) -> str:
     return _WIRE_NAMES.get(field) or _SNAKE.sub(lambda m: m.group(1).upper(), field)
 
@@ -91,11 +98,12 @@ def event_fields(event: AnyEvent) -> dict[str, Any]:
     """The event's fields under wire names; None (unchanged, unknown) and empty collections are
     left out, as they say nothing."""
     fields: dict[str, Any] = {}
-    for info in msgspec.structs.fields(event):
-        value = getattr(event, info.name)
+    for name in event.__struct_fields__:
+        value = getattr(event, name)
         if value is None or (isinstance(value, dict | list | tuple) and not value):
             continue
-        fields[_wire_name(info.name)] = msgspec.to_builtins(value)
+        plain = isinstance(value, str | int | float)
+        fields[_wire_name(name)] = value if plain else msgspec.to_builtins(value)
     return fields
 
 

@@ -46,9 +46,11 @@ MEMORY_INSTRUCTIONS = (
     "observations and relations with it; update_observations replaces an observation's "
     "content; update_relations changes a relation's type or endpoints; merge_entities folds a "
     "duplicate entity into another (observations unioned, relations repointed). read_conflicts "
-    "lists what more than one machine wrote and which write was kept. On a large graph, "
-    "read_graph and search_nodes take limit/offset (and search_nodes an entityType filter) to "
-    "read a page at a time."
+    "lists what more than one machine wrote and which write was kept; read_history lists "
+    "every change ever made to an entity, with when, by which tool and client (the provenance "
+    "of a fact). On a large graph, read_graph and search_nodes take limit/offset (and "
+    "search_nodes an entityType filter) to read a page at a time; the read tools take as_of "
+    "(a log position or an ISO time) to answer as the graph was then."
 )
 MESH_INSTRUCTIONS = (
     'The graph is one of nodes (a name, a nodeType and "Key: Value" metadata strings) and '

@@ -10,6 +10,7 @@ from actors.gateway import GraphGateway
 from actors.graph_writer import ReadModels
 from graphmem.tools.base import ToolSpec
 from graphmem.tools.dynamic import dynamic_tools
+from graphmem.tools.history_tools import HISTORY_TOOLS
 from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
 from graphmem.tools.mesh import MESH_TOOLS
@@ -42,7 +43,10 @@ MESH_TOOL_NAMES = (
 # take one of these names is refused, whatever the profile, so enabling a family later never
 # makes two tools share a name.
 STATIC_TOOL_NAMES = frozenset(
-    {spec.tool.name for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS, *SCHEMA_STATIC_TOOLS)}
+    {
+        spec.tool.name
+        for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS, *HISTORY_TOOLS, *SCHEMA_STATIC_TOOLS)
+    }
     | set(MESH_TOOL_NAMES)
 )
 
@@ -54,7 +58,10 @@ def static_tools(families: Iterable[str]) -> dict[str, ToolSpec]:
     chosen = frozenset(families)
     specs: dict[str, ToolSpec] = {}
     if "memory" in chosen:
-        specs.update((spec.tool.name, spec) for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS))
+        specs.update(
+            (spec.tool.name, spec)
+            for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS, *HISTORY_TOOLS)
+        )
     if "mesh" in chosen:
         specs.update((spec.tool.name, spec) for spec in MESH_TOOLS)
     if "schema" in chosen:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Annotated, Any
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any, TypeVar
 
+import anyio
 import msgspec
 
 from actors.commands import (
@@ -25,17 +26,19 @@ from actors.commands import (
     RelationsCreated,
     RelationsDeleted,
 )
-from actors.graph_writer import ReadModels
+from actors.time_travel import AsOfError, AsOfPoint, GraphModels, TimeTravel
 from graphmem.tools import memory_schemas as s
 from graphmem.tools.base import (
     InputLimits,
     ToolContext,
+    ToolInputError,
     ToolOutcome,
     ToolSpec,
     check_contents,
     check_count,
     check_names,
     check_text,
+    invalid_arguments,
     ok,
     parse_args,
     render,
@@ -48,7 +51,9 @@ from graphmem.tools.graph_values import (
     subgraph_value,
     whole_graph,
 )
-from projections.graph import EntityView, GraphProjection
+from projections.graph import EntityView
+
+T = TypeVar("T")
 
 # --- argument shapes (wire names are the official camelCase; extra keys are ignored) ---------
 
@@ -99,9 +104,11 @@ Limit = Annotated[int, msgspec.Meta(ge=1)]
 Offset = Annotated[int, msgspec.Meta(ge=0)]
 
 
+# `as_of` is checked by actors.time_travel.parse_as_of, whose message names every accepted form.
 class ReadGraphArgs(msgspec.Struct):
     limit: Limit | None = None
     offset: Offset | None = None
+    as_of: Any = None
 
 
 class SearchNodesArgs(msgspec.Struct):
@@ -109,10 +116,12 @@ class SearchNodesArgs(msgspec.Struct):
     entityType: str | None = None
     limit: Limit | None = None
     offset: Offset | None = None
+    as_of: Any = None
 
 
 class OpenNodesArgs(msgspec.Struct):
     names: list[str]
+    as_of: Any = None
 
 
 # --- input checks -----------------------------------------------------------------------------
@@ -280,18 +289,85 @@ async def delete_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
     return _status(message)
 
 
+# --- as-of reads (shared with the mesh family) --------------------------------------------------
+
+
+class _Moved:
+    """The writer's graph has moved past the point asked for."""
+
+
+_MOVED = _Moved()
+
+
+def _time_travel(ctx: ToolContext, tool: str) -> TimeTravel:
+    found: TimeTravel | None = getattr(ctx, "time_travel", None)
+    if found is None:
+        raise ToolInputError(
+            invalid_arguments(tool, "as_of is not available on this server; omit it")
+        )
+    return found
+
+
+async def resolve_as_of(ctx: ToolContext, tool: str, as_of: object) -> AsOfPoint:
+    """The log point `as_of` names; a ToolInputError says what is wrong with it."""
+    time_travel = _time_travel(ctx, tool)
+    try:
+        # Off the event loop: a time is found by a binary search over the log.
+        return await anyio.to_thread.run_sync(time_travel.resolve, as_of)
+    except AsOfError as problem:
+        raise ToolInputError(invalid_arguments(tool, str(problem))) from None
+
+
+async def query_as_of(
+    ctx: ToolContext, tool: str, point: AsOfPoint, query: Callable[[GraphModels], T]
+) -> T:
+    """`query` on the read models as of `point`: the writer's own while it is still there,
+    else models rebuilt on a worker thread (about a second on a 1M-event log), so the writer
+    keeps serving meanwhile."""
+    if point.latest:
+
+        def if_unchanged(models: GraphModels) -> T | _Moved:
+            return query(models) if models.graph.position == point.position else _MOVED
+
+        value = await ctx.graph.query_models(if_unchanged)
+        if not isinstance(value, _Moved):
+            return value
+    time_travel = _time_travel(ctx, tool)
+    return await anyio.to_thread.run_sync(time_travel.query, point.position, query)
+
+
+async def read_models(
+    ctx: ToolContext, tool: str, as_of: object, query: Callable[[GraphModels], T]
+) -> tuple[T, AsOfPoint | None]:
+    """`query` on the current read models, or on those as of `as_of` when it is given."""
+    if as_of is None:
+        return await ctx.graph.query_models(query), None
+    point = await resolve_as_of(ctx, tool, as_of)
+    return await query_as_of(ctx, tool, point, query), point
+
+
+def _graph_answer(value: dict[str, Any], point: AsOfPoint | None) -> ToolOutcome:
+    # The text stays the official shape either way; only the structured content says when.
+    return ok(value, value if point is None else {**value, "asOf": point.value()})
+
+
+# --- the read tools ---------------------------------------------------------------------------
+
+
 async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    args = parse_args("read_graph", raw, ReadGraphArgs)
+    tool = "read_graph"
+    args = parse_args(tool, raw, ReadGraphArgs)
     if args.limit is None and args.offset is None:
-        value = await ctx.graph.query(whole_graph)
-        return ok(value, value)
+        value, point = await read_models(ctx, tool, args.as_of, lambda m: whole_graph(m.graph))
+        return _graph_answer(value, point)
     offset, limit = args.offset or 0, args.limit
 
-    def page(graph: GraphProjection) -> dict[str, Any]:
+    def page(models: GraphModels) -> dict[str, Any]:
+        graph = models.graph
         return subgraph_value(graph, paged(graph.entities(), offset, limit))
 
-    value = await ctx.graph.query(page)
-    return ok(value, value)
+    value, point = await read_models(ctx, tool, args.as_of, page)
+    return _graph_answer(value, point)
 
 
 async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -304,7 +380,7 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     offset, limit = args.offset or 0, args.limit
     paging = args.offset is not None or args.limit is not None
 
-    def search(models: ReadModels) -> dict[str, Any]:
+    def search(models: GraphModels) -> dict[str, Any]:
         graph = models.graph
         names = models.search.search(graph, query)
         found: Iterable[EntityView] = graph.entities_named(names)
@@ -313,8 +389,8 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         page = paged(found, offset, limit) if paging else list(found)
         return subgraph_value(graph, page)
 
-    value = await ctx.graph.query_models(search)
-    return ok(value, value)
+    value, point = await read_models(ctx, tool, args.as_of, search)
+    return _graph_answer(value, point)
 
 
 async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -323,12 +399,13 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     check_count(tool, len(args.names), "names", ctx.limits.max_items)
     names = list(args.names)
 
-    def open_(graph: GraphProjection) -> dict[str, Any]:
+    def open_(models: GraphModels) -> dict[str, Any]:
+        graph = models.graph
         # The official order is the graph's listing order, not the order asked for.
         return subgraph_value(graph, graph.entities_named(names, listing_order=True))
 
-    value = await ctx.graph.query(open_)
-    return ok(value, value)
+    value, point = await read_models(ctx, tool, args.as_of, open_)
+    return _graph_answer(value, point)
 
 
 MEMORY_TOOLS: tuple[ToolSpec, ...] = (
@@ -343,4 +420,11 @@ MEMORY_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(s.OPEN_NODES, open_nodes),
 )
 
-__all__ = ["MEMORY_TOOLS", "entity_value", "relation_value"]
+__all__ = [
+    "MEMORY_TOOLS",
+    "entity_value",
+    "query_as_of",
+    "read_models",
+    "relation_value",
+    "resolve_as_of",
+]

@@ -1,7 +1,8 @@
 """The official memory server's nine tool definitions: names, titles, descriptions, annotations
 and schemas exactly as `@modelcontextprotocol/server-memory` publishes them (see
 shared/reference/official-memory-contract.md A4), with the main-branch changes we follow and
-the optional paging inputs of read_graph and search_nodes (README, "Deliberate differences")."""
+the optional paging inputs of read_graph and search_nodes, and the optional `as_of` of the three
+read tools (README, "Deliberate differences")."""
 
 from __future__ import annotations
 
@@ -27,9 +28,29 @@ RELATION = obj(
     },
     ["from", "to", "relationType"],
 )
+# As-of reads (extension): optional, like paging, so without it the answer is the official one.
+AS_OF: Schema = {
+    "type": ["integer", "string"],
+    "minimum": 0,
+    "description": "Answer as the graph was at this point of its history: a log position "
+    "(0 = before the first write) or an ISO-8601 time (e.g. 2026-03-01T12:00:00Z; without a "
+    "zone, UTC; a date alone, the start of that day); omit for the graph as it is now",
+}
+AS_OF_OUTPUT = obj(
+    {"position": {"type": "integer"}, "time": {"type": ["string", "null"]}},
+    ["position", "time"],
+)
 GRAPH_OUTPUT = root(
     closed_copy(
-        obj({"entities": array(ENTITY), "relations": array(RELATION)}, ["entities", "relations"])
+        obj(
+            {
+                "entities": array(ENTITY),
+                "relations": array(RELATION),
+                # Only in an as-of answer: the log position read and its event's time.
+                "asOf": AS_OF_OUTPUT,
+            },
+            ["entities", "relations"],
+        )
     )
 )
 STATUS_OUTPUT = root(
@@ -190,7 +211,7 @@ READ_GRAPH = tool(
     "read_graph",
     "Read Graph",
     "Read the entire knowledge graph",
-    obj({"limit": LIMIT, "offset": ENTITY_OFFSET}),
+    obj({"limit": LIMIT, "offset": ENTITY_OFFSET, "as_of": AS_OF}),
     GRAPH_OUTPUT,
     READ,
 )
@@ -207,6 +228,7 @@ SEARCH_NODES = tool(
             "entityType": ENTITY_TYPE_FILTER,
             "limit": LIMIT,
             "offset": MATCH_OFFSET,
+            "as_of": AS_OF,
         },
         ["query"],
     ),
@@ -217,7 +239,10 @@ OPEN_NODES = tool(
     "open_nodes",
     "Open Nodes",
     "Open specific nodes in the knowledge graph by their names",
-    obj({"names": array(string(), "An array of entity names to retrieve")}, ["names"]),
+    obj(
+        {"names": array(string(), "An array of entity names to retrieve"), "as_of": AS_OF},
+        ["names"],
+    ),
     GRAPH_OUTPUT,
     READ,
 )

@@ -7,8 +7,8 @@ where upstream MemoryMesh takes other argument shapes than the seed, both are ac
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from mcp import types
 
@@ -36,11 +36,12 @@ from actors.commands import (
     UpdateEdges,
     UpdateNodes,
 )
-from actors.graph_writer import ReadModels
+from actors.time_travel import AsOfPoint, GraphModels
 from graphmem.tools import mesh_schemas as s
 from graphmem.tools.base import (
     Runner,
     ToolContext,
+    ToolInputError,
     ToolOutcome,
     ToolSpec,
     check_contents,
@@ -48,11 +49,13 @@ from graphmem.tools.base import (
     check_names,
     check_text,
 )
+from graphmem.tools.memory import read_models
 from graphmem.tools.mesh_args import (
     AddEdgesArgs,
     AddNodesArgs,
     DeleteEdgesArgs,
     DeleteNodesArgs,
+    MeshInputError,
     OpenArgs,
     SearchArgs,
     UpdateEdgesArgs,
@@ -72,9 +75,10 @@ from graphmem.tools.mesh_values import (
     neighbourhood,
     node_input_value,
 )
-from projections.graph import GraphProjection
 
 __all__ = ["MESH_TOOLS"]
+
+T = TypeVar("T")
 
 # --- action texts -----------------------------------------------------------------------------
 
@@ -278,17 +282,43 @@ async def delete_metadata(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
 # --- reads ------------------------------------------------------------------------------------
 
 
+_AS_OF_SUGGESTIONS = (
+    "Give as_of as a log position (e.g. 120, or 0 for before the first write) or an ISO-8601 "
+    'time (e.g. "2026-03-01T12:00:00Z", or "2026-03-01" for the start of that day UTC)',
+    "Omit as_of to read the graph as it is now",
+)
+
+
+async def _read(
+    ctx: ToolContext, tool: str, raw: dict[str, Any], query: Callable[[GraphModels], T]
+) -> tuple[T, AsOfPoint | None]:
+    """`query` now, or as of the call's `as_of` (its problems with the mesh suggestions)."""
+    try:
+        return await read_models(ctx, tool, raw.get("as_of"), query)
+    except ToolInputError as problem:
+        raise MeshInputError(str(problem), _AS_OF_SUGGESTIONS) from None
+
+
+def _as_of_data(point: AsOfPoint | None) -> dict[str, Any]:
+    # After-hooks of an as-of read learn which point was read.
+    return {} if point is None else {"asOf": point.value()}
+
+
+def _when(point: AsOfPoint | None) -> str:
+    return "" if point is None else f" as of {point.describe()}"
+
+
 async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    # Upstream refuses a call without arguments; any arguments are ignored here.
+    # Upstream refuses a call without arguments; any arguments but as_of are ignored here.
     ctx.hooks.before("ReadGraph")
-    value = await ctx.graph.query(mesh_graph)
-    ctx.hooks.after("ReadGraph", data={"results": value})
+    value, point = await _read(ctx, "read_graph", raw, lambda m: mesh_graph(m.graph))
+    ctx.hooks.after("ReadGraph", data={"results": value, **_as_of_data(point)})
     nodes, edges = len(value["nodes"]), len(value["edges"])
     if nodes == 0 and edges == 0:
         action = "Read complete knowledge graph (graph is empty - no nodes or edges exist yet)"
     else:
         action = f"Read complete knowledge graph ({nodes} nodes, {edges} edges)"
-    return mesh_ok(value, action)
+    return mesh_ok(value, action + _when(point))
 
 
 async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -297,15 +327,15 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     check_text(tool, query, "query", ctx.limits.max_query_chars, multiline=True)
     ctx.hooks.before("Search", data={"query": query})
 
-    def search(models: ReadModels) -> dict[str, Any]:
+    def search(models: GraphModels) -> dict[str, Any]:
         graph = models.graph
         return neighbourhood(graph, graph.entities_named(models.search.search(graph, query)))
 
-    value = await ctx.graph.query_models(search)
-    ctx.hooks.after("Search", data={"query": query, "results": value})
+    value, point = await _read(ctx, tool, raw, search)
+    ctx.hooks.after("Search", data={"query": query, "results": value, **_as_of_data(point)})
     found = len(value["nodes"])
     outcome = f"found {found} nodes" if found else "no matching nodes found"
-    return mesh_ok(value, f'Searched nodes with query: "{query}" - {outcome}')
+    return mesh_ok(value, f'Searched nodes with query: "{query}"{_when(point)} - {outcome}')
 
 
 async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -315,11 +345,12 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     check_names(tool, ctx.limits, [(f"names[{i}]", n) for i, n in enumerate(names)])
     ctx.hooks.before("OpenNodes", data={"names": names})
 
-    def open_(graph: GraphProjection) -> dict[str, Any]:
+    def open_(models: GraphModels) -> dict[str, Any]:
+        graph = models.graph
         return neighbourhood(graph, graph.entities_named(names, listing_order=True))
 
-    value = await ctx.graph.query(open_)
-    ctx.hooks.after("OpenNodes", data={"names": names, "results": value})
+    value, point = await _read(ctx, tool, raw, open_)
+    ctx.hooks.after("OpenNodes", data={"names": names, "results": value, **_as_of_data(point)})
     requested = list(dict.fromkeys(names))
     returned = {node["name"] for node in value["nodes"]}
     missing = [n for n in requested if n not in returned]
@@ -329,7 +360,7 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         action = f"Retrieved {len(value['nodes'])} nodes. Not found: {', '.join(missing)}"
     else:
         action = f"Retrieved nodes: {', '.join(requested)}"
-    return mesh_ok(value, action)
+    return mesh_ok(value, action + _when(point))
 
 
 def _spec(tool: types.Tool, run: Runner, *, mutates: bool = False) -> ToolSpec:

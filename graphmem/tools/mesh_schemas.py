@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mcp import types
 
-from graphmem.tools.memory_schemas import DELETE, FORBIDDEN_TASKS, READ, WRITE
+from graphmem.tools.memory_schemas import AS_OF, DELETE, FORBIDDEN_TASKS, READ, WRITE
 from graphmem.tools.schema import Schema, array, obj, root, string
 
 __all__ = [
@@ -208,7 +208,7 @@ READ_GRAPH = _tool(
     "read_graph",
     "Read Graph",
     "Read the whole knowledge graph: every node and every edge.",
-    obj({}),
+    obj({"as_of": AS_OF}),
     READ,
 )
 SEARCH_NODES = _tool(
@@ -217,7 +217,12 @@ SEARCH_NODES = _tool(
     "Find nodes whose name, type or a metadata entry contains the query (case-insensitive), "
     "with their immediate neighbours and every edge touching a match.",
     obj(
-        {"query": string("The text to look for in node names, types and metadata", maxLength=2048)},
+        {
+            "query": string(
+                "The text to look for in node names, types and metadata", maxLength=2048
+            ),
+            "as_of": AS_OF,
+        },
         ["query"],
     ),
     READ,
@@ -227,6 +232,6 @@ OPEN_NODES = _tool(
     "Open Nodes",
     "Open nodes by their exact names, with their immediate neighbours and every edge touching "
     "them. Names that do not exist are reported in actionTaken.",
-    obj({"names": array(string(), "The names of the nodes to open")}, ["names"]),
+    obj({"names": array(string(), "The names of the nodes to open"), "as_of": AS_OF}, ["names"]),
     READ,
 )

@@ -35,6 +35,7 @@ EXTENSIONS = {
     "merge_entities",
     "read_conflicts",
 }
+HISTORY = {"read_history"}
 EXIT_TIMEOUT = 60.0
 
 
@@ -81,7 +82,7 @@ async def test_with_memory_and_mesh_the_mesh_shapes_answer_the_shared_names(
             {"entities": [{"name": "Alice", "entityType": "person", "observations": ["x"]}]},
         )
         graph = await call(s, "read_graph", {})
-    assert NINE | EXTENSIONS | set(MESH_TOOL_NAMES) == set(names)
+    assert NINE | EXTENSIONS | HISTORY | set(MESH_TOOL_NAMES) == set(names)
     assert len(names) == len(set(names))
     answer = json.loads(text(graph))
     assert answer["data"] == {

@@ -15,12 +15,13 @@ from eventstore.memory_log import InMemoryEventLog
 from graphmem.app import App, start_actors, stop_actors
 from graphmem.config import Settings
 from graphmem.tools.catalog import MESH_TOOL_NAMES, STATIC_TOOL_NAMES, ToolCatalog, static_tools
+from graphmem.tools.history_tools import HISTORY_TOOLS
 from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
 from graphmem.tools.mesh import MESH_TOOLS
 from projections.entity_schema import EntitySchema, canonical_json, parse_schema
 
-MEMORY_NAMES = [spec.tool.name for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS)]
+MEMORY_NAMES = [spec.tool.name for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS, *HISTORY_TOOLS)]
 # The schema family's own static tool, listed before the generated ones.
 SCHEMA_STATIC = ["check_schemas"]
 

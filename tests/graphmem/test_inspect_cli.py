@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from actors.commands import CreateEntities, EntityInput, UpdateEntities, EntityUpdate
+from actors.commands import CreateEntities, EntityInput, EntityUpdate, UpdateEntities
 from eventstore.events import (
     AnyEvent,
     Cause,
@@ -380,7 +380,9 @@ def test_stats_as_text_names_each_figure(
     assert "checkpoints   -" in text
 
 
-def test_stats_list_checkpoints_and_use_the_graphs(tmp_path: Path, capsys: Any) -> None:
+def test_stats_list_checkpoints_and_agree_with_the_graphs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = tmp_path / "data"
     log = LmdbEventLog.open(folder, node_id="n1")
     try:
@@ -397,6 +399,7 @@ def test_stats_list_checkpoints_and_use_the_graphs(tmp_path: Path, capsys: Any) 
             stop_actors(app)  # saves the final checkpoints
     finally:
         log.close()
+    capsys.readouterr()  # the actors' log lines (structlog prints until configured)
 
     assert cli(folder, "stats", "--json") == 0
 

@@ -1,5 +1,6 @@
 """The nine tool definitions are the official server's, field for field (wire fixture), except
-the two main-branch schema changes and the optional paging inputs the README lists."""
+the two main-branch schema changes, the optional paging inputs and the optional `as_of` of the
+read tools (with `asOf` in their output) that the README lists."""
 
 from __future__ import annotations
 
@@ -51,6 +52,24 @@ def with_main_branch_changes(tools: dict[str, dict[str, Any]]) -> dict[str, dict
         "minimum": 0,
         "description": "How many matches (in name order) to skip before the page; omit for none",
     }
+    # As-of reads: an optional `as_of` on the three read tools answers as the graph was then;
+    # the text keeps the official shape, the structured content adds `asOf` (which point).
+    as_of = {
+        "type": ["integer", "string"],
+        "minimum": 0,
+        "description": "Answer as the graph was at this point of its history: a log position "
+        "(0 = before the first write) or an ISO-8601 time (e.g. 2026-03-01T12:00:00Z; without a "
+        "zone, UTC; a date alone, the start of that day); omit for the graph as it is now",
+    }
+    as_of_output = {
+        "type": "object",
+        "properties": {"position": {"type": "integer"}, "time": {"type": ["string", "null"]}},
+        "required": ["position", "time"],
+        "additionalProperties": False,
+    }
+    for name in ("read_graph", "search_nodes", "open_nodes"):
+        expected[name]["inputSchema"]["properties"]["as_of"] = as_of
+        expected[name]["outputSchema"]["properties"]["asOf"] = as_of_output
     return expected
 
 
