@@ -15,6 +15,7 @@ from actors.graph_writer import GraphWriterActor, Subscribers
 from actors.hooks import Hooks
 from actors.schema_registry import SchemaRegistryActor
 from actors.supervisor import SupervisorActor, SupervisorHandle
+from actors.time_travel import TimeTravel
 from actors.transaction_coordinator import TransactionCoordinatorActor, TransactionGateway
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import EventLog
@@ -37,6 +38,7 @@ class App:
     graph: GraphGateway
     transactions: TransactionGateway
     hooks: Hooks
+    time_travel: TimeTravel | None = None
 
 
 def start_actors(
@@ -89,7 +91,7 @@ def start_actors(
         pykka.ActorRegistry.stop_all(block=True, timeout=STOP_TIMEOUT)
         raise
     transactions = TransactionGateway(coordinator_ref, hooks)
-    return App(settings, event_log, supervisor, graph, transactions, hooks)
+    return App(settings, event_log, supervisor, graph, transactions, hooks, TimeTravel(event_log))
 
 
 def stop_actors(app: App) -> None:

@@ -12,6 +12,7 @@ from mcp import types
 
 from actors.gateway import GraphGateway
 from actors.hooks import Hooks
+from actors.time_travel import TimeTravel
 from actors.transaction_coordinator import TransactionGateway
 from eventstore.events import Cause
 
@@ -41,6 +42,7 @@ class ToolContext:
     cause: Cause
     transactions: TransactionGateway | None = None
     hooks: Hooks = field(default_factory=Hooks)
+    time_travel: TimeTravel | None = None
 
 
 @dataclass(frozen=True)

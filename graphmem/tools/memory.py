@@ -300,7 +300,7 @@ _MOVED = _Moved()
 
 
 def _time_travel(ctx: ToolContext, tool: str) -> TimeTravel:
-    found: TimeTravel | None = getattr(ctx, "time_travel", None)
+    found: TimeTravel | None = ctx.time_travel
     if found is None:
         raise ToolInputError(
             invalid_arguments(tool, "as_of is not available on this server; omit it")

@@ -284,6 +284,23 @@ def test_paging_through_one_point_builds_its_models_once_and_the_oldest_are_drop
     assert builds(first) == 1
 
 
+def test_models_that_together_hold_too_many_events_are_not_kept_together(
+    written: Written,
+) -> None:
+    first, second = written.positions[1:3]
+    travel = TimeTravel(written.log, cache_events=first + second - 1)
+
+    with capture_logs() as logs:
+        for position in (first, second, second, first):
+            travel.query(position, snapshot_and_tea)
+
+    assert [e["position"] for e in logs if e["event"] == "as_of_models_built"] == [
+        first,
+        second,
+        first,
+    ]
+
+
 # --- beside a writer -------------------------------------------------------------------------
 
 

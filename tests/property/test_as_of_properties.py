@@ -4,6 +4,7 @@ to it, and every time resolves to the last position written at or before it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 
@@ -25,7 +26,7 @@ from actors.commands import (
 )
 from actors.decide import decide
 from actors.errors import CommandRejectedError
-from actors.time_travel import AsOfModels, GraphModels, TimeTravel, models_at, position_at_time
+from actors.time_travel import GraphModels, TimeTravel, models_at, position_at_time
 from eventstore.hlc import HybridLogicalClock, ms_of
 from eventstore.log import Checkpoint
 from eventstore.memory_log import InMemoryEventLog
@@ -34,9 +35,9 @@ from projections.search import SearchProjection
 from tests.eventstore.backends import SteppingClock
 
 NAMES = st.sampled_from(["A", "B", "C"])
-CONTENTS = st.sampled_from(["x", "y", "xy"])
+CONTENTS = st.sampled_from(["x", "y", "xy", "\u0130y"])
 TYPES = st.sampled_from(["t1", "t2"])
-QUERIES = ("x", "y", "t1", "a", "b")
+QUERIES = ("x", "y", "t1", "a", "b", "", "\u0130")
 
 COMMANDS: st.SearchStrategy[Command] = st.one_of(
     st.builds(
@@ -67,6 +68,14 @@ Seen = dict[int, tuple[GraphSnapshot, dict[str, list[str]]]]
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
 
+@dataclass
+class WriterModels:
+    """The writer's kind of models: a search index kept up to date event by event."""
+
+    graph: GraphProjection
+    search: SearchProjection
+
+
 def answers(models: GraphModels) -> tuple[GraphSnapshot, dict[str, list[str]]]:
     return models.graph.snapshot(), {q: models.search.search(models.graph, q) for q in QUERIES}
 
@@ -77,7 +86,7 @@ def written(commands: list[Command], steps_ms: list[int]) -> tuple[InMemoryEvent
     readings = list(accumulate(steps_ms, initial=START_MS))
     event_log = InMemoryEventLog(clock=HybridLogicalClock(SteppingClock(*readings)))
     graph, search = GraphProjection(), SearchProjection()
-    seen: Seen = {0: answers(AsOfModels(graph, search))}
+    seen: Seen = {0: answers(WriterModels(graph, search))}
     for command in commands:
         try:
             events = decide(graph, command).events
@@ -86,7 +95,7 @@ def written(commands: list[Command], steps_ms: list[int]) -> tuple[InMemoryEvent
         envelopes = event_log.append(events)
         graph.apply_all(envelopes)
         search.note(envelopes)
-        seen[graph.position] = answers(AsOfModels(graph, search))
+        seen[graph.position] = answers(WriterModels(graph, search))
     return event_log, seen
 
 
