@@ -15,9 +15,11 @@ from actors.graph_writer import (
     Execute,
     GraphWriterActor,
     ReadModels,
+    Rebuild,
     Subscriber,
     Subscribers,
 )
+from actors.rebuild import RebuildResult
 from actors.supervisor import SupervisorActor
 from eventstore.events import Cause
 from projections.graph import GraphProjection
@@ -91,6 +93,19 @@ class GraphGateway:
         self._writer().tell(AskModels(query, reply))
         result: T = reply.wait(self.timeout)
         return result
+
+    async def rebuild(self, timeout: float | None = None) -> RebuildResult:
+        """Rebuild the writer's read models from the log in the background (the current ones
+        keep answering meanwhile); returns once the new ones serve. `timeout` defaults to the
+        gateway's: a long log needs more."""
+        reply: AsyncReply[RebuildResult] = AsyncReply()
+        self._writer().tell(Rebuild(reply))
+        return await reply.wait(self.timeout if timeout is None else timeout)
+
+    def rebuild_blocking(self, timeout: float | None = None) -> RebuildResult:
+        reply: BlockingReply[RebuildResult] = BlockingReply()
+        self._writer().tell(Rebuild(reply))
+        return reply.wait(self.timeout if timeout is None else timeout)
 
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.add(subscriber)

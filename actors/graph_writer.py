@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import time
@@ -18,6 +19,7 @@ from actors.commands import Command, CommandResult
 from actors.decide import Decision, decide
 from actors.errors import CommandRejectedError
 from actors.hooks import Hooks, operation_of
+from actors.rebuild import BackgroundFold, Folded, Models, RebuildResult, fold_log
 from actors.supervisor import SupervisorHandle
 from eventstore.events import Cause, Envelope
 from eventstore.log import EventLog, LogTransaction
@@ -135,6 +137,21 @@ class AskModels:
 
 
 @dataclass(frozen=True)
+class Rebuild:
+    """Rebuild the read models from the log in the background while the old ones keep serving;
+    `reply` gets a RebuildResult once the new ones have caught up and replaced them."""
+
+    reply: Reply[RebuildResult]
+
+
+@dataclass(frozen=True)
+class _Rebuilt:
+    """Sent to itself by the background fold when it is done."""
+
+    folded: Folded
+
+
+@dataclass(frozen=True)
 class _CheckpointDue:
     """Sent to itself after a long start-up fold: save once the inbox is idle."""
 
@@ -178,13 +195,14 @@ class GraphWriterActor(pykka.ThreadingActor):
         # checkpoint_every=None turns checkpoints off (neither loaded nor saved).
         self._checkpoints = Checkpointer(event_log, checkpoint_every, checkpoints_kept)
         self._conflicts_restored = False
+        self._rebuild: BackgroundFold | None = None  # the background rebuild running, if any
 
     # --- pykka hooks ----------------------------------------------------------------------
 
     def on_start(self) -> None:
         started = time.perf_counter()
         self._restore_models()
-        self._catch_up()
+        self._catch_up(start_up=True)
         log.info(
             "graph_loaded",
             position=self._graph.position,
@@ -208,12 +226,14 @@ class GraphWriterActor(pykka.ThreadingActor):
 
     def on_stop(self) -> None:
         self._flush()
+        self._abandon_rebuild(pykka.ActorDeadError("the graph writer stopped during a rebuild"))
         self._drain_inbox()
         if self._checkpoints.enabled and self._graph.position > self._checkpoints.graph_at:
             self._save_checkpoints(final=True)
 
     def on_failure(self, *exc_info: Any) -> None:
         self._fail_pending(exc_info[1] or RuntimeError("graph writer failed"))
+        self._abandon_rebuild(exc_info[1] or RuntimeError("graph writer failed"))
         self._drain_inbox()
         if self._supervision is not None:
             self._supervision.report_failure(exc_info[1])
@@ -230,6 +250,10 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._answer(reply, query, lambda: self._graph)
             case AskModels(query=models_query, reply=reply):
                 self._answer(reply, models_query, self._all_models)
+            case Rebuild(reply=reply):
+                self._start_rebuild(reply)
+            case _Rebuilt(folded=folded):
+                self._finish_rebuild(folded)
             case _CheckpointDue():
                 pass  # on_receive saves once the inbox is idle
             case _:
@@ -362,6 +386,64 @@ class GraphWriterActor(pykka.ThreadingActor):
         """Drop models that may hold uncommitted events: back to the newest checkpoint."""
         self._restore_models()
 
+    # --- background rebuild ---------------------------------------------------------------
+
+    def _start_rebuild(self, reply: Reply[RebuildResult]) -> None:
+        if self._rebuild is None:
+            ref = self.actor_ref
+
+            def done(folded: Folded) -> None:
+                with contextlib.suppress(pykka.ActorDeadError):  # stopped meanwhile
+                    ref.tell(_Rebuilt(folded))
+
+            self._rebuild = BackgroundFold(self._log, done)
+            self._rebuild.start()
+            log.info("rebuild_started", position=self._graph.position)
+        self._rebuild.waiters.append(reply)  # a running rebuild answers this request too
+
+    def _finish_rebuild(self, folded: Folded) -> None:
+        """On the writer's thread: catch the fresh models up to where the old ones are, then
+        serve from them (queries were answered by the old ones until now)."""
+        rebuild, self._rebuild = self._rebuild, None
+        assert rebuild is not None, "only a running rebuild reports back"
+        models = folded.models
+        if models is None:
+            error = folded.error or RuntimeError("the rebuild produced nothing")
+            log.error("rebuild_failed", reason=repr(error))
+            rebuild.settle(error)
+            return
+        started = time.perf_counter()
+        self._flush()
+        self._catch_up()  # the old models: committed events only, up to the log's end
+        # Only as far as the old models: whatever lies beyond has not been published yet.
+        caught_up = fold_log(self._log, models, upto=self._graph.position)
+        self._swap_models(models)
+        seconds = folded.seconds + time.perf_counter() - started
+        result = RebuildResult(models.position, folded.events + caught_up, seconds)
+        log.info("rebuild_finished", position=result.position, events=result.events)
+        rebuild.settle(result)
+
+    def _swap_models(self, models: Models) -> None:
+        assert models.graph and models.schemas and models.conflicts, "a full rebuild"
+        self._graph = models.graph
+        self._schemas = models.schemas
+        self._conflicts = models.conflicts
+        self._conflicts_restored = True  # no older checkpoint may replace the fresh fold
+        self._fresh_derived_models()
+        if self._checkpoints.enabled:
+            self._save_checkpoints(final=True)
+
+    def _fresh_derived_models(self) -> None:
+        """The search index and schema view started over from the graph (read lazily)."""
+        self._search = SearchProjection()
+        self._search.note_names(self._graph.entity_names())
+        self._schema_view = SchemaViewProjection(self._graph, self._schemas)
+
+    def _abandon_rebuild(self, error: BaseException) -> None:
+        if self._rebuild is not None:
+            self._rebuild.abandon(error)
+            self._rebuild = None
+
     # --- checkpoints ----------------------------------------------------------------------
 
     def _restore_models(self) -> None:
@@ -388,11 +470,20 @@ class GraphWriterActor(pykka.ThreadingActor):
             return  # never a model that may hold uncommitted events
         self._checkpoints.save(self._graph, self._schemas, self._conflicts, final=final)
 
-    def _catch_up(self) -> None:
+    def _catch_up(self, *, start_up: bool = False) -> None:
         if self._dirty:
             self._reset_models()
             self._dirty = False
         if self._log.last_position() <= self._graph.position:
+            return
+        if start_up:
+            # Possibly the whole log (a rebuild, when no checkpoint fits): fold the graph and
+            # the schemas only, then start the search index and the schema view over from the
+            # folded graph, as after a restore; noting every event for them costs more than
+            # the fold itself.
+            models = Models(graph=self._graph, schemas=self._schemas)
+            fold_log(self._log, models, each_chunk=lambda c: self._publish(c, local=False))
+            self._fresh_derived_models()
             return
         # In chunks: a start-up replay of millions of events must not hold them all at once.
         fresh = self._log.read_from(self._graph.position + 1)
@@ -413,5 +504,5 @@ class GraphWriterActor(pykka.ThreadingActor):
         dead = pykka.ActorDeadError("the graph writer stopped before handling the request")
         while not self.actor_inbox.empty():
             message = self.actor_inbox.get().message
-            if isinstance(message, Execute | Ask | AskModels):
+            if isinstance(message, Execute | Ask | AskModels | Rebuild):
                 message.reply.fail(dead)

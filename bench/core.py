@@ -1,5 +1,6 @@
 """Core event-log benchmarks: append throughput and latency, bytes per event, decode replay,
-checkpoints (snapshot size, save, restore, service start-up with and without one).
+checkpoints (snapshot size, save, restore, service start-up with and without one), as-of
+reads (bench.time_travel) and full rebuilds (bench.rebuild).
 
 Run: python -m bench.core [--events N] [--dir DIR]. Prints a table and writes
 bench/results/core.json; with --checkpoints-only, only the checkpoint figures, to
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from actors.bridge import BlockingReply
+from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT
 from actors.graph_writer import Ask, GraphWriterActor
 from eventstore.events import (
     AnyEvent,
@@ -347,6 +349,13 @@ def main(argv: list[str] | None = None) -> None:
         ]
         replayed = _size_and_replay(root, args.events)
         checkpoints = _checkpoints(root, args.events)
+        # Imported here: bench.time_travel builds its log with this module's build_log.
+        from bench import time_travel  # noqa: PLC0415
+
+        as_of = time_travel.measure(root, args.events, CHECKPOINT_EVERY, CHECKPOINTS_KEPT, points=6)
+        from bench import rebuild  # noqa: PLC0415 (it imports this module)
+
+        rebuilt = rebuild.measure(root, args.events)
 
     print(f"{'durability':<10} {'shape':<26} {'ev/txn':>6} {'events/s':>12} {'txns/s':>10}")
     for row in appends:
@@ -369,6 +378,8 @@ def main(argv: list[str] | None = None) -> None:
         f"({replayed['replay_fold_best_s']:.2f} s)"
     )
     _print_checkpoints(checkpoints)
+    time_travel.print_report(as_of)
+    rebuild.print_report(rebuilt)
 
     out = args.out or RESULTS
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -379,6 +390,8 @@ def main(argv: list[str] | None = None) -> None:
         "append_latency": latencies,
         "replay": replayed,
         "checkpoints": checkpoints,
+        "as_of": as_of,
+        "rebuild": rebuilt,
     }
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"\nwrote {out}")

@@ -254,5 +254,6 @@ def encode_envelope(envelope: Envelope) -> bytes:
     return _ENCODER.encode(envelope)
 
 
-def decode_envelope(data: bytes) -> Envelope:
-    return _ENVELOPE_DECODER.decode(data)
+# The decoder's bound method itself: a replay decodes millions of envelopes, and a wrapper
+# function's call frame cost about 7 % of decoding.
+decode_envelope = _ENVELOPE_DECODER.decode

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from tqdm import tqdm  # type: ignore[import-untyped]
 
+from graphmem import replay_cli
 from graphmem.app import running
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
 from graphmem.inspect_cli import add_commands as add_inspect_commands
@@ -106,7 +107,16 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout"
     )
+    export.add_argument(
+        "--as-of",
+        type=replay_cli.parse_point,
+        default=None,
+        metavar="POS|TIME",
+        help="the graph as it was at this log position or ISO-8601 time (UTC unless it says; "
+        "a date alone is the start of that day), read from the log without starting a server",
+    )
     add_inspect_commands(commands)
+    replay_cli.add_commands(commands)
     return parser
 
 
@@ -144,8 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command == "import":
         return _import(settings, args.file, args.batch_size)
     if command == "export":
-        return _export(settings, args.output)
+        return _export(settings, args.output, args.as_of)
     if (code := run_inspect_command(settings, args)) is not None:
+        return code
+    if (code := replay_cli.run_command(settings, args)) is not None:
         return code
     parser.print_help(sys.stderr)
     return 2
@@ -214,9 +226,16 @@ def _import(settings: Settings, file: str, batch_size: int) -> int:
     return 0
 
 
-def _export(settings: Settings, output: str | None) -> int:
-    with running(settings, load_schemas=False) as app:
-        data = app.graph.query_blocking(export_jsonl)
+def _export(settings: Settings, output: str | None, as_of: replay_cli.Point | None) -> int:
+    if as_of is not None:
+        try:
+            data = replay_cli.export_as_of(settings, as_of)
+        except replay_cli.ReplayError as problem:
+            print(f"graphmem export: {problem}", file=sys.stderr)
+            return 1
+    else:
+        with running(settings, load_schemas=False) as app:
+            data = app.graph.query_blocking(export_jsonl)
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()

@@ -173,6 +173,7 @@ class GraphProjection:
         self._relations_last = _ZERO
         self._relations_unsorted = False
         self._visible = 0
+        self._origins: dict[str, str] = {}
 
     # --- snapshots ------------------------------------------------------------------------
 
@@ -242,16 +243,24 @@ class GraphProjection:
     def apply(self, envelope: Envelope) -> None:
         self.apply_all((envelope,))
 
-    def apply_all(self, envelopes: Iterable[Envelope]) -> None:
-        # A rebuild folds the whole log, so this loop is kept tight: the two most common cases,
-        # an in-order observation and a new entity, are inlined; everything else dispatches on
-        # the event's type through a dict of handlers. Schema and marker events have none and
-        # only advance the position.
+    def apply_all(self, envelopes: Iterable[Envelope]) -> None:  # noqa: PLR0915 (one flat loop)
+        # A rebuild folds the whole log, so this loop is kept tight and flat (a call costs more
+        # than most events' work): the three most common cases, an in-order observation, a
+        # new entity and a new relation, are inlined; everything else dispatches on the
+        # event's type through a dict of handlers. Schema and marker events have none and only
+        # advance the position.
         get_handler = _HANDLERS.get
         entities = self._entities
         get_entity = entities.get
+        new_entity = entities.setdefault
+        new_relation = self._relations.setdefault
         observation_added = ObservationAdded
         entity_created = EntityCreated
+        relation_created = RelationCreated
+        stamp_of = _Stamp
+        # Every envelope brings its own copy of its origin's id: stamps share one instead, which
+        # keeps a fold's memory (and cache misses) down and makes equal origins identical.
+        same_origin = self._origins.setdefault
         position = self.position
         # Observations mostly follow their entity's creation or each other: remember the last
         # record looked up (a name's record never changes once made).
@@ -261,7 +270,10 @@ class GraphProjection:
             for envelope in envelopes:
                 event: Any = envelope.event
                 kind = type(event)
-                stamp = _Stamp(envelope.hlc, envelope.origin, envelope.origin_seq)
+                origin = envelope.origin
+                stamp = stamp_of(envelope.hlc, same_origin(origin, origin), envelope.origin_seq)
+                if envelope.position > position:  # noqa: PLR1730 (a call costs more, per event)
+                    position = envelope.position
                 if kind is observation_added:
                     if event.entity == last_name:
                         entity = last
@@ -275,22 +287,44 @@ class GraphProjection:
                         entity.watermark = stamp
                     else:
                         self._observation_added(event, stamp)
-                elif kind is entity_created and event.name not in entities:
-                    last_name = event.name
-                    last = entities[last_name] = _Entity(
-                        stamp, event.entity_type, stamp, stamp, True
-                    )
-                    self._alive += 1
-                    if stamp > self._entities_last:
-                        self._entities_last = stamp
-                    else:
-                        self._entities_unsorted = True
-                else:
-                    handler = get_handler(kind)
-                    if handler is not None:
-                        handler(self, event, stamp)
-                if envelope.position > position:  # noqa: PLR1730 (a call costs more, per event)
-                    position = envelope.position
+                    continue
+                if kind is entity_created:
+                    # A name's first creation; a record made in vain when there was one is
+                    # cheaper than looking the name up twice.
+                    entity = _Entity(stamp, event.entity_type, stamp, stamp, True)
+                    if new_entity(event.name, entity) is entity:
+                        last_name = event.name
+                        last = entity
+                        self._alive += 1
+                        if stamp > self._entities_last:
+                            self._entities_last = stamp
+                        else:
+                            self._entities_unsorted = True
+                        continue
+                elif (
+                    kind is relation_created
+                    and stamp > self._relations_last
+                    and stamp > self._entities_last
+                ):
+                    # Newer than every creation: if the key is new and both endpoints are
+                    # known, it is visible iff both are alive (see _relation_created).
+                    key = (event.from_entity, event.to_entity, event.relation_type)
+                    src = get_entity(key[0])
+                    dst = get_entity(key[1])
+                    if src is not None and dst is not None:
+                        visible = src.alive and dst.alive
+                        relation = _Relation(key, stamp, event, _ZERO, visible)
+                        if new_relation(key, relation) is relation:
+                            self._relations_last = stamp
+                            if visible:
+                                self._visible += 1
+                            _add_edge(src, relation)
+                            if dst is not src:
+                                _add_edge(dst, relation)
+                            continue
+                handler = get_handler(kind)
+                if handler is not None:
+                    handler(self, event, stamp)
         finally:
             self.position = position
 

@@ -1,0 +1,112 @@
+"""Rebuild benchmark: the log folded from scratch into fresh read models (actors.rebuild).
+
+Run on one core, as the target is stated for one: `taskset -c 1 python -m bench.rebuild
+[--events N] [--dir DIR]`. Builds bench.core's realistic log (1M events by default), then
+measures: reading and decoding alone; a fold into the graph alone, into the graph and schema
+view (what the graph writer serves: its start-up fold when no checkpoint fits), and into every
+checkpointed model (graph, schemas, conflicts); `graphmem rebuild` as a whole (fold, compare,
+save); and the graph writer's start-up from the log alone. Prints a summary and writes
+bench/results/rebuild.json; `measure` and `print_report` are reused by bench.core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from actors.rebuild import Models, fold_log, rebuild_checkpoints
+from bench.core import _machine, _start_up, build_log, replay
+from eventstore.lmdb_log import LmdbEventLog
+
+RESULTS = Path(__file__).parent / "results" / "rebuild.json"
+TARGET_EVENTS_PER_S = 500_000
+RUNS = 3
+
+
+def _best(run: Callable[[], Any]) -> float:
+    """The fastest of RUNS runs, in seconds (each starts from scratch)."""
+    timings = []
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        run()
+        timings.append(time.perf_counter() - started)
+    return min(timings)
+
+
+def _fold(event_log: LmdbEventLog, names: tuple[str, ...]) -> Callable[[], Any]:
+    def run() -> Models:
+        models = Models.fresh(names)
+        fold_log(event_log, models)
+        return models
+
+    return run
+
+
+def measure(root: Path, n_events: int) -> dict[str, Any]:
+    """The rebuild figures on a fresh `n_events` log under `root`."""
+    event_log = build_log(root / "rebuild", n_events)
+    try:
+        events = event_log.last_position()
+        decode_s = _best(lambda: replay(event_log))
+        graph_s = _best(_fold(event_log, ("graph",)))
+        served_s = _best(_fold(event_log, ("graph", "schemas")))
+        all_s = _best(_fold(event_log, ("graph", "schemas", "conflicts")))
+        started = time.perf_counter()
+        report = rebuild_checkpoints(event_log)
+        command_s = time.perf_counter() - started
+        for name in ("graph", "schemas", "conflicts"):
+            event_log.checkpoints.delete(name)
+        start_up_s = min(_start_up(event_log, None)[0] for _ in range(2))
+    finally:
+        event_log.close()
+    return {
+        "events": events,
+        "target_events_per_s": TARGET_EVENTS_PER_S,
+        "decode_events_per_s": events / decode_s,
+        "graph_fold_s": graph_s,
+        "graph_events_per_s": events / graph_s,
+        "graph_and_schemas_events_per_s": events / served_s,
+        "all_models_events_per_s": events / all_s,
+        "rebuild_command_s": command_s,
+        "rebuild_command_fold_events_per_s": report.events_per_second,
+        "rebuild_command_saved_bytes": report.saved_bytes,
+        "writer_start_up_from_log_s": start_up_s,
+    }
+
+
+def print_report(row: dict[str, Any]) -> None:
+    print(
+        f"\nrebuild of a {row['events']:,}-event log (best of {RUNS}; target "
+        f"{row['target_events_per_s']:,} ev/s): read + decode {row['decode_events_per_s']:,.0f} "
+        f"ev/s; fold into the graph {row['graph_events_per_s']:,.0f} ev/s "
+        f"({row['graph_fold_s']:.2f} s), graph + schemas "
+        f"{row['graph_and_schemas_events_per_s']:,.0f} ev/s, every checkpointed model "
+        f"{row['all_models_events_per_s']:,.0f} ev/s; `graphmem rebuild` "
+        f"{row['rebuild_command_s']:.2f} s in all; graph writer start-up from the log "
+        f"{row['writer_start_up_from_log_s']:.2f} s"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=1_000_000, help="events in the log")
+    parser.add_argument("--dir", default=None, help="scratch dir (default: a temp dir)")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(dir=args.dir, prefix="graphmem-bench-") as tmp:
+        row = measure(Path(tmp), args.events)
+    print_report(row)
+    out = args.out or RESULTS
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report = {"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": _machine()}
+    out.write_text(json.dumps({**report, "rebuild": row}, indent=2) + "\n")
+    print(f"\nwrote {out}")
+
+
+if __name__ == "__main__":
+    main()
