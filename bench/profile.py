@@ -37,6 +37,8 @@ IDLE_LEAVES = frozenset(
         "EpollSelector.select (selectors.py)",
         "Event.wait (threading.py)",
         "Thread.join (threading.py)",
+        # The schema watcher (watchfiles) blocks in Rust, under its Python frame.
+        "watch (main.py)",
     }
 )
 LAYERS = (

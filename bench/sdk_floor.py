@@ -6,8 +6,9 @@ Times the same tiny call (`open_nodes` on an empty store) through the raw client
 official server, graphmem, and a bare low-level SDK server (bench/bare_server.py) whose only
 tool returns a constant result without doing anything, once on the SDK's stock stdio transport
 and once on graphmem's. The bare server on graphmem's transport is the least a server built on
-the SDK's dispatcher can cost per call here: what graphmem spends above it is graphmem's own,
-what it spends between it and the official server is the SDK's.
+the SDK's dispatcher can cost per call here. graphmem answers plain tool calls on its own fast
+path (graphmem.fast_calls), off that dispatcher; it is timed a second time with the fast path
+off (GRAPHMEM_FAST_CALLS=0), every call through the SDK, to show what the fast path saves.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             store = seed(server, empty, root / server, LOGS / "seed.log", src)
             with start(store, LOGS / f"floor-{server}.stderr.log") as client:
                 rows[server] = _time(client, args.calls)
+            if server == "graphmem":  # every call through the SDK's pipeline, for comparison
+                log = LOGS / "floor-graphmem-sdk-path.stderr.log"
+                with start(store, log, GRAPHMEM_FAST_CALLS="0") as client:
+                    rows["graphmem, SDK call path"] = _time(client, args.calls)
         env = base_env(**({"PYTHONPATH": str(src)} if src else {}))
         for transport in ("stock", "graphmem"):
             argv_bare = [sys.executable, str(BARE_SERVER), transport]

@@ -93,9 +93,16 @@ def _graphmem_env(src: Path | None, **extra: str) -> dict[str, str]:
 
 
 def graphmem_source(rev: str | None, root: Path) -> tuple[Path | None, dict[str, Any]]:
-    """Where graphmem runs from: the work tree (None), or a `git archive` of `rev` (read-only)."""
+    """Where graphmem runs from: the work tree (None), a `git archive` of `rev` (read-only),
+    or, when `rev` names a directory, a copy of that source tree taken now (uncommitted code
+    measured on code that cannot change under the run)."""
     if rev is None:
         return None, {"from": "work tree", "fingerprint": source_fingerprint(REPO)}
+    if Path(rev).is_dir():
+        src = root / "graphmem-src"
+        ignore = shutil.ignore_patterns(".git", ".venv", ".cache", "__pycache__", "*.pyc")
+        shutil.copytree(rev, src, ignore=ignore)
+        return src, {"from": f"a copy of {rev}", "fingerprint": source_fingerprint(src)}
     commit = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "--verify", f"{rev}^{{commit}}"],
         capture_output=True,
@@ -155,8 +162,9 @@ def seed(
     return Store(server, data_dir, time.perf_counter() - started, src)
 
 
-def start(store: Store, stderr_log: Path) -> RpcClient:
-    """Spawn the store's server on it and complete the `initialize` handshake."""
+def start(store: Store, stderr_log: Path, **graphmem_env: str) -> RpcClient:
+    """Spawn the store's server on it and complete the `initialize` handshake; graphmem gets
+    `graphmem_env` besides its usual environment."""
     if store.server == "official":
         node = shutil.which("node")
         if node is None:
@@ -167,7 +175,10 @@ def start(store: Store, stderr_log: Path) -> RpcClient:
         argv = [sys.executable, "-m", "graphmem", "serve"]
         # WARNING: the per-call INFO line is the server's own cost, but not what we compare.
         env = _graphmem_env(
-            store.src, GRAPHMEM_DIR=str(store.path.resolve()), GRAPHMEM_LOG_LEVEL="WARNING"
+            store.src,
+            GRAPHMEM_DIR=str(store.path.resolve()),
+            GRAPHMEM_LOG_LEVEL="WARNING",
+            **graphmem_env,
         )
     client = RpcClient(argv, env, stderr_log, cwd=store.src)  # `-m` puts the cwd on sys.path
     client.initialize()

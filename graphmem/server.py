@@ -18,7 +18,9 @@ from mcp.shared.exceptions import MCPError
 from actors.errors import CommandRejectedError
 from eventstore.events import Cause
 from graphmem.app import App
+from graphmem.fast_calls import FastCalls, ToolCaller, fast_calls_enabled
 from graphmem.notifier import GRAPH_URI, Notifier
+from graphmem.stdio_transport import WireReadStream
 from graphmem.tools.base import (
     ToolContext,
     ToolInputError,
@@ -99,7 +101,33 @@ class MemoryServer(Server[Any]):
 
     The streamable-HTTP manager builds its initialization options with no arguments, which
     would advertise `listChanged: false`; this override makes every path agree.
+
+    Over graphmem's own stdio transport, plain tool calls are answered by its fast path
+    (graphmem.fast_calls) with `call_tool`, the very function on_call_tool runs.
     """
+
+    call_tool: ToolCaller | None = None
+
+    async def run(
+        self,
+        read_stream: Any,
+        write_stream: Any,
+        initialization_options: InitializationOptions,
+        raise_exceptions: bool = False,
+    ) -> None:
+        call_tool = self.call_tool
+        if (
+            call_tool is not None
+            and isinstance(read_stream, WireReadStream)
+            and fast_calls_enabled()
+            # What the fast path does not do: raise handler exceptions, run middleware, add
+            # cache hints to a tools/call result.
+            and not raise_exceptions
+            and not self.middleware
+            and "tools/call" not in self.cache_hints
+        ):
+            read_stream.attach(FastCalls(call_tool, self))
+        await super().run(read_stream, write_stream, initialization_options, raise_exceptions)
 
     def create_initialization_options(
         self,
@@ -147,20 +175,19 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
         await catalog.refresh(graph)
         return types.ListToolsResult(tools=catalog.tools())
 
-    async def on_call_tool(
-        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    async def call_tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+        # Every transport's tool call: the SDK's handler below and the stdio fast path.
         started = time.perf_counter()
-        name = params.name
         spec = await find_tool(name)
         if spec is None:
             outcome = error(f"MCP error -32602: Tool {name} not found")
         else:
             tool_context = ToolContext(
-                graph, limits, _cause(ctx, name), app.transactions, app.hooks
+                graph, limits, cause, app.transactions, app.hooks, app.time_travel
             )
-            outcome = await _run(spec, tool_context, params.arguments or {})
+            outcome = await _run(spec, tool_context, arguments)
             if outcome.mutated and not outcome.is_error:
+                # Before the answer, as the official server does.
                 await notifier.resource_updated(GRAPH_URI)
         log.info(
             "tool_called",
@@ -168,6 +195,12 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
             is_error=outcome.is_error,
             ms=round((time.perf_counter() - started) * 1000, 3),
         )
+        return outcome
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        outcome = await call_tool(params.name, params.arguments or {}, _cause(ctx, params.name))
         # A dict is a valid handler result for the SDK (see ToolOutcome.to_wire).
         return outcome.to_wire()  # type: ignore[return-value]
 
@@ -241,6 +274,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
     # The SDK wraps every message in an OpenTelemetry span by default; with no exporter it
     # records nothing, yet it costs a fifth of a small call. Structured logs carry the timings.
     server.middleware = []
+    server.call_tool = call_tool
     server.add_notification_handler(
         "notifications/initialized", types.NotificationParams, on_initialized
     )

@@ -105,3 +105,27 @@ def test_requests_read_before_stdin_closes_are_answered_even_from_regular_files(
     assert done.returncode == 0
     answers = {m["id"]: m for m in map(json.loads, out.read_text().splitlines())}
     assert answers[2]["result"]["structuredContent"] == {"entities": [], "relations": []}
+
+
+def test_calls_pipelined_just_before_stdin_closes_are_all_answered(tmp_path: Path) -> None:
+    server = RawServer(tmp_path)
+    try:
+        server.initialize()
+        ids = [
+            server.request(
+                "tools/call",
+                {
+                    "name": "create_entities",
+                    "arguments": {
+                        "entities": [{"name": f"e{i}", "entityType": "t", "observations": []}]
+                    },
+                },
+            )
+            for i in range(8)
+        ]
+        ids.append(server.request("tools/call", {"name": "read_graph", "arguments": {}}))
+    finally:
+        assert server.close() == 0
+    answers = {m["id"]: m for m in map(json.loads, server.stdout_lines) if "id" in m}
+    assert set(ids) <= set(answers)
+    assert all(not answers[i]["result"].get("isError") for i in ids)

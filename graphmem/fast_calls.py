@@ -1,0 +1,248 @@
+"""Tool calls answered on graphmem's stdio transport without the SDK's per-call pipeline.
+
+The SDK spends more on a `tools/call` than a small tool does: pydantic validation of the
+request (twice), a session, a dispatch context, and a validating dump of the result that, on a
+whole-graph answer, walks the graph once more. For the plain call that dominates real traffic,
+this module does only what that pipeline would do for it, so the wire cannot tell the
+difference: the same tool run (`ToolCaller`, the one `on_call_tool` uses), the same
+resource-updated notification before the answer, and the response line the SDK would write,
+byte for byte, in either protocol era. A request it is not sure of — any other method, an
+unexpected key, a progress token, a session not yet initialized, an envelope the SDK might
+refuse — goes to the SDK untouched.
+
+`GRAPHMEM_FAST_CALLS=0` turns it off (every call through the SDK), for comparison and tests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import structlog
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
+from mcp.shared.message import SessionMessage
+from mcp_types import (
+    INTERNAL_ERROR,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+)
+from mcp_types import methods as sdk_methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+from typing_extensions import TypeIs
+
+from eventstore.events import Cause
+from graphmem.tools.base import ToolOutcome
+
+__all__ = [
+    "FastCall",
+    "FastCalls",
+    "SessionView",
+    "ToolCaller",
+    "fast_calls_enabled",
+]
+
+log = structlog.get_logger(__name__)
+
+ToolCaller = Callable[[str, dict[str, Any], Cause], Awaitable[ToolOutcome]]
+"""Runs one tool call (name, arguments, cause) to its outcome, notifications and log included."""
+
+CALL_METHOD = "tools/call"
+_CALL_MARKER = b'"tools/call"'
+_REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_LEGACY_PARAM_KEYS = frozenset({"name", "arguments"})
+_MODERN_PARAM_KEYS = frozenset({"name", "arguments", "_meta"})
+_INT64 = range(-(2**63), 2**63)
+
+_decode_json = msgspec.json.Decoder().decode
+_encode_json = msgspec.json.Encoder().encode
+
+
+def fast_calls_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """False when GRAPHMEM_FAST_CALLS says off (0, false, no, off); on by default."""
+    raw = (os.environ if environ is None else environ).get("GRAPHMEM_FAST_CALLS", "")
+    return raw.strip().lower() not in ("0", "false", "no", "off")
+
+
+class SessionView:
+    """What the client and the SDK have agreed, as seen on the wire: the connection's era
+    (decided by the client's first request, as the SDK decides it) and, in the handshake era,
+    the negotiated version and the client's name once an `initialize` has been answered.
+
+    While an `initialize` is unanswered the SDK may be changing its session, so no call is
+    taken then: the SDK runs `initialize` inline, and a call read after it would see its outcome.
+    """
+
+    def __init__(self) -> None:
+        self.era: str | None = None  # "legacy" or "modern" once the first request is read
+        self.version: str | None = None  # the handshake's negotiated version
+        self.client: str | None = None
+        self._initializing: dict[Any, str | None] = {}
+
+    @property
+    def ready(self) -> bool:
+        """A handshake-era session whose `initialize` was accepted, none pending."""
+        return self.era == "legacy" and self.version is not None and not self._initializing
+
+    def saw_request(self, method: str, request_id: Any, params: Mapping[str, Any] | None) -> None:
+        """Every request the SDK is handed, in the order read."""
+        if self.era is None:
+            modern = method != "initialize" and _has_envelope(params)
+            self.era = "modern" if modern else "legacy"
+        if method == "initialize":
+            self._initializing[coerce_request_id(request_id)] = _client_name(params)
+
+    def saw_answer(self, message: types.JSONRPCResponse | types.JSONRPCError) -> None:
+        """Every response the SDK writes: an accepted `initialize` commits its session."""
+        if not self._initializing or message.id is None:
+            return
+        key = coerce_request_id(message.id)
+        if key not in self._initializing:
+            return
+        client = self._initializing.pop(key)
+        if isinstance(message, types.JSONRPCResponse):
+            version = message.result.get("protocolVersion")
+            if isinstance(version, str) and version in HANDSHAKE_PROTOCOL_VERSIONS:
+                self.version, self.client = version, client
+
+
+def _has_envelope(params: Mapping[str, Any] | None) -> bool:
+    meta = (params or {}).get("_meta")
+    return isinstance(meta, Mapping) and PROTOCOL_VERSION_META_KEY in meta
+
+
+def _client_name(params: Mapping[str, Any] | None) -> str | None:
+    # Used only once the SDK has accepted the handshake, which validates this shape.
+    info = (params or {}).get("clientInfo")
+    name = info.get("name") if isinstance(info, Mapping) else None
+    return name if isinstance(name, str) else None
+
+
+@dataclass(frozen=True)
+class FastCall:
+    """A `tools/call` taken by the fast path: what to run, and for which protocol version."""
+
+    request_id: int | str
+    name: str
+    arguments: dict[str, Any]
+    version: str
+    client: str | None
+
+
+class FastCalls:
+    """Takes the tool calls it can answer exactly as the SDK would, and answers them."""
+
+    def __init__(self, call_tool: ToolCaller, server: Server[Any]) -> None:
+        self._call_tool = call_tool
+        # Fixed at construction by the SDK too; a fresh copy per answer is not needed because
+        # each answer is encoded at once and never kept.
+        self._server_info = server.server_info_stamp
+
+    def take(self, line: bytes, session: SessionView) -> FastCall | None:
+        """The call on `line` when it is one this path answers; None leaves it to the SDK."""
+        if _CALL_MARKER not in line or session.era is None:
+            return None
+        try:
+            message = _decode_json(line)
+        except msgspec.DecodeError:  # the SDK's parser decides (and answers) what this is
+            return None
+        if not isinstance(message, dict) or message.keys() - _REQUEST_KEYS:
+            return None
+        request_id = message.get("id")
+        params = message.get("params")
+        if (
+            message.get("jsonrpc") != "2.0"
+            or message.get("method") != CALL_METHOD
+            or not _plain_id(request_id)
+            or not isinstance(params, dict)
+        ):
+            return None
+        name = params.get("name")
+        arguments = params.get("arguments", {})
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            return None
+        if session.era == "legacy":
+            if not session.ready or params.keys() - _LEGACY_PARAM_KEYS:
+                return None
+            assert session.version is not None  # ready
+            return FastCall(request_id, name, arguments, session.version, session.client)
+        return _modern_call(request_id, name, arguments, params)
+
+    async def answer(self, call: FastCall) -> bytes | SessionMessage:
+        """The response to `call`: its encoded line, or the JSON-RPC error the SDK would send
+        when the handler itself fails (a tool's own failure is an isError result)."""
+        cause = Cause(tool=call.name, client=call.client, session=None)
+        try:
+            outcome = await self._call_tool(call.name, call.arguments, cause)
+        except Exception as problem:  # the edge, as the SDK's dispatcher treats it
+            log.exception("tool_call_failed", tool=call.name)
+            return _failure(call, problem)
+        return self.encode(call.request_id, outcome, call.version)
+
+    def encode(self, request_id: int | str, outcome: ToolOutcome, version: str) -> bytes:
+        """The response line the SDK writes for `outcome` at `version`: the CallToolResult
+        fields in its schema's order, `resultType` and the serverInfo stamp only at 2026-07-28."""
+        result: dict[str, Any] = {"content": [{"text": t, "type": "text"} for t in outcome.texts]}
+        if outcome.is_error:
+            result["isError"] = True
+        if version in MODERN_PROTOCOL_VERSIONS:
+            result["resultType"] = "complete"
+        if outcome.structured is not None:
+            result["structuredContent"] = outcome.structured
+        if version in MODERN_PROTOCOL_VERSIONS:
+            result["_meta"] = {SERVER_INFO_META_KEY: self._server_info}
+        return _encode_json({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def _failure(call: FastCall, problem: Exception) -> SessionMessage:
+    """The JSON-RPC error the SDK answers a failing handler with, in each era."""
+    error = handler_exception_to_error_data(problem)
+    if error is None:
+        if call.version in MODERN_PROTOCOL_VERSIONS:
+            error = types.ErrorData(code=INTERNAL_ERROR, message="Internal server error")
+        else:
+            error = types.ErrorData(code=0, message=str(problem))
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error))
+
+
+def _plain_id(request_id: object) -> TypeIs[int | str]:
+    """An id both parsers read alike and msgspec writes back unchanged."""
+    if isinstance(request_id, str):
+        return True
+    return isinstance(request_id, int) and not isinstance(request_id, bool) and request_id in _INT64
+
+
+def _modern_call(
+    request_id: int | str, name: str, arguments: dict[str, Any], params: dict[str, Any]
+) -> FastCall | None:
+    """A 2026-07-28 call whose envelope the SDK would accept, read as the SDK reads it."""
+    meta = params.get("_meta")
+    if params.keys() - _MODERN_PARAM_KEYS or not isinstance(meta, dict) or "progressToken" in meta:
+        return None
+    route = classify_inbound_request({"method": CALL_METHOD, "params": params})
+    if isinstance(route, InboundLadderRejection):
+        return None
+    try:
+        sdk_methods.validate_client_request(CALL_METHOD, route.protocol_version, params)
+    except (ValidationError, ValueError, KeyError):
+        return None  # the SDK refuses it, with its own error
+    client = _envelope_client(route.client_info, route.client_capabilities)
+    return FastCall(request_id, name, arguments, route.protocol_version, client)
+
+
+def _envelope_client(info: object, capabilities: object) -> str | None:
+    """As Connection.from_envelope: the client is named only when its info and capabilities
+    are both well formed."""
+    try:
+        implementation = types.Implementation.model_validate(info, by_name=False)
+        types.ClientCapabilities.model_validate(capabilities, by_name=False)
+    except ValidationError:
+        return None
+    return implementation.name

@@ -1,0 +1,235 @@
+"""The stdio wire with its fast path, in process: answers, their order, cancellation, drain."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.shared.message import SessionMessage
+from structlog.testing import capture_logs
+
+from eventstore.events import Cause
+from graphmem.fast_calls import FastCalls
+from graphmem.stdio_transport import WireReadStream, _Wire
+from graphmem.tools.base import ToolOutcome
+
+pytestmark = pytest.mark.anyio
+
+WAIT = 10.0
+Tool = Callable[[str, dict[str, Any], Cause], Awaitable[ToolOutcome]]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Pipe:
+    """Stands in for the write side of the stdout pipe."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    async def drain(self) -> None:
+        await anyio.lowlevel.checkpoint()
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in bytes(self.data).splitlines()]
+
+
+def call(request_id: int, name: str = "read_graph") -> bytes:
+    params = {"name": name, "arguments": {}}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return json.dumps(message).encode() + b"\n"
+
+
+def cancel(request_id: int) -> bytes:
+    params = {"requestId": request_id, "reason": "user"}
+    message = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+    return json.dumps(message).encode()
+
+
+async def serve(
+    lines: list[bytes],
+    tool: Tool,
+    started: Callable[[_Wire], Coroutine[Any, Any, None]],
+    *,
+    eof: bool = True,
+) -> Pipe:
+    """Feed `lines` (then EOF, unless `started` will) to a wire whose fast path runs `tool`,
+    with an initialized session; `started` runs beside it. Returns once the wire has drained,
+    as at EOF."""
+    reader = asyncio.StreamReader()
+    pipe = Pipe()
+    wire = _Wire(reader, pipe)  # type: ignore[arg-type]
+    WireReadStream(wire).attach(FastCalls(tool, Server("test", version="1")))
+    wire.session.era, wire.session.version = "legacy", "2025-06-18"
+    for line in lines:
+        reader.feed_data(line if line.endswith(b"\n") else line + b"\n")
+    if eof:
+        reader.feed_eof()
+
+    async def sdk() -> None:  # the SDK's side: answers what the wire forwards to it
+        async for forwarded in wire.incoming:
+            message = forwarded.message
+            if isinstance(message, types.JSONRPCRequest):
+                reply = types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result={"sdk": True})
+                await wire.outgoing.send(SessionMessage(reply))
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(wire.write_lines)
+            group.start_soon(sdk)
+            group.start_soon(started, wire)
+            await wire.read_lines()
+            group.cancel_scope.cancel()
+    wire.outgoing.close()
+    wire.incoming.close()
+    return pipe
+
+
+def answer(request_id: int) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"text":"ok","type":"text"}]}}' % (
+        request_id
+    )
+
+
+async def test_eight_calls_in_flight_are_all_answered_before_the_wire_drains() -> None:
+    running: list[str] = []
+    all_running = anyio.Event()
+    release = anyio.Event()
+
+    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+        running.append(name)
+        if len(running) == 8:
+            all_running.set()
+        await release.wait()
+        return ToolOutcome(texts=["ok"])
+
+    async def release_when_all_run(wire: _Wire) -> None:
+        await all_running.wait()
+        assert len(wire.in_flight.ids) == 8
+        release.set()
+
+    pipe = await serve([call(i) for i in range(8)], tool, release_when_all_run)
+    assert sorted(m["id"] for m in pipe.messages()) == list(range(8))
+    assert bytes(pipe.data).splitlines()[0] in {answer(i) for i in range(8)}
+
+
+async def test_a_notification_sent_during_a_call_goes_out_before_its_answer() -> None:
+    wires: list[_Wire] = []
+
+    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+        updated = types.JSONRPCNotification(
+            jsonrpc="2.0",
+            method="notifications/resources/updated",
+            params={"uri": "memory://knowledge-graph"},
+        )
+        await wires[0].outgoing.send(SessionMessage(updated))
+        return ToolOutcome(texts=["ok"], mutated=True)
+
+    async def keep(wire: _Wire) -> None:
+        wires.append(wire)
+
+    pipe = await serve([call(1, "create_entities")], tool, keep)
+    assert [m.get("method", "answer") for m in pipe.messages()] == [
+        "notifications/resources/updated",
+        "answer",
+    ]
+
+
+async def test_a_call_the_client_cancels_is_never_answered_nor_holds_up_the_drain() -> None:
+    cancelled = anyio.Event()
+    entered = anyio.Event()
+
+    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+        entered.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        raise AssertionError("unreachable")
+
+    async def cancel_once_running(wire: _Wire) -> None:
+        await entered.wait()
+        wire.reader.feed_data(cancel(1) + b"\n" + call(2, "other"))
+        wire.reader.feed_eof()
+
+    pipe = await serve([call(1)], slow_then(tool), cancel_once_running, eof=False)
+    assert cancelled.is_set()
+    assert [m["id"] for m in pipe.messages()] == [2]
+
+
+async def test_a_call_cancelled_before_it_runs_is_never_answered() -> None:
+    async def nothing(wire: _Wire) -> None:
+        return None
+
+    pipe = await serve([call(1), cancel(1), call(2, "other")], slow_then(never_ends), nothing)
+    assert [m["id"] for m in pipe.messages()] == [2]
+
+
+async def never_ends(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
+def slow_then(first: Tool) -> Tool:
+    """`first` for read_graph, an immediate answer for any other tool."""
+
+    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+        if name == "read_graph":
+            return await first(name, arguments, cause)
+        return ToolOutcome(texts=["ok"])
+
+    return tool
+
+
+async def test_a_failing_handler_gets_the_error_the_sdk_would_send() -> None:
+    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+        raise RuntimeError("catalog unavailable")
+
+    async def nothing(wire: _Wire) -> None:
+        return None
+
+    with capture_logs() as logs:
+        pipe = await serve([call(5)], tool, nothing)
+    assert [entry["event"] for entry in logs][-1] == "tool_call_failed"
+    assert bytes(pipe.data) == (
+        b'{"jsonrpc":"2.0","id":5,"error":{"code":0,"message":"catalog unavailable"}}\n'
+    )
+
+
+async def test_calls_read_while_an_initialize_is_unanswered_go_to_the_sdk() -> None:
+    causes: list[Cause] = []
+
+    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+        causes.append(cause)
+        return ToolOutcome(texts=["ok"])
+
+    async def nothing(wire: _Wire) -> None:
+        return None
+
+    init = {
+        "jsonrpc": "2.0",
+        "id": "init",
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "0"},
+        },
+    }
+    pipe = await serve([call(1), json.dumps(init).encode(), call(2)], tool, nothing)
+    assert causes == [Cause(tool="read_graph", client=None, session=None)]
+    answered_by = {m["id"]: "sdk" if "sdk" in m["result"] else "fast" for m in pipe.messages()}
+    assert answered_by == {1: "fast", "init": "sdk", 2: "sdk"}
