@@ -1,22 +1,39 @@
 """SearchProjection: the official `search_nodes` semantics, fast — a case-insensitive substring
-of an entity's name, type or any observation.
+of an entity's name, type or any observation, at a cost that stays flat as the graph grows.
 
 Each alive entity has one lowercased text, `name \\0 type \\0 obs1 \\0 obs2 ...`; a query (which
 cannot contain NUL: the edge refuses control characters) matches the entity iff it occurs in
-that text, and can never match across a separator. Texts are packed into segments of a few
+that text, and can never match across a separator. Texts are packed into segments of about a
 hundred entities joined by a separator, so one `str.find` rejects a whole segment at C speed;
 only segments that contain a hit are walked entity by entity.
 
+A trigram filter picks the segments worth scanning. For each segment it holds the byte trigrams
+(UTF-8) inside the words of its texts, hashed into a fixed number of buckets and stored inverted:
+bucket -> bitset of segments (a Python int). Every trigram inside a query's words lies inside a
+word of any text holding the query, so ANDing the bitsets of the query's buckets leaves every
+segment that can match (and a few that cannot); a query without a word of three bytes scans
+every segment, as it is broad anyway. The filter may hold more than a segment's texts, never
+less: an edit adds the new text's trigrams and leaves the old ones until enough edits have piled
+up in the segment, which is then recomputed. Extra bits cost a scan, never a wrong answer.
+
 The index follows the graph projection: the writer tells it which entity names the applied
-events touched, and those names are re-read from the graph lazily, on the next search. It keeps
-entities in the graph's listing order (latest creation first-to-last); when an older creation
-arrives late (replication), results are sorted by creation stamp before they are returned.
+events touched, and those are re-read from the graph lazily, on the next search. It keeps
+entities in the graph's listing order (latest creation first-to-last): an entity keeps its place
+while its creation stands, and goes last when a noted creation replaces it. When an older
+creation arrives late (replication), results are sorted by creation stamp before they are
+returned.
 """
 
 from __future__ import annotations
 
+import itertools
+import operator
+import sys
+from array import array
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from itertools import repeat
 from typing import Protocol
 
 from eventstore.events import (
@@ -26,11 +43,25 @@ from eventstore.events import (
     Envelope,
     ObservationAdded,
     ObservationDeleted,
+    Stamp,
 )
 
-SEGMENT_SIZE = 512
+__all__ = ["BUCKETS", "SEGMENT_SIZE", "EntitySource", "SearchProjection"]
+
+SEGMENT_SIZE = 128
+"""Entities per segment: a selective query scans one or two segments of this many."""
+BUCKETS = 32749
+"""Trigram buckets (a prime, so trigram % BUCKETS mixes all three bytes). The filter takes at
+most BUCKETS bits per segment: 32 bytes an entity, bounded whatever the texts."""
+
 _FIELD = "\x00"
 _ENTITY = "\x01"
+_QUAD = next(code for code in "IL" if array(code).itemsize == 4)
+_LOW_3 = 0xFFFFFF
+_BLOCK = 1024  # segments whose trigram rows a build fills at once (rows of this many bytes)
+_AS_BINARY = bytes.maketrans(b"\x00\x01", b"01")
+_NO_STAMP: Stamp = (-1, "", -1)  # older than any
+_QUERY_BYTES = 256
 
 
 class _Entity(Protocol):
@@ -49,30 +80,98 @@ class EntitySource(Protocol):
 
     def entity(self, name: str) -> _Entity | None: ...
 
-    def creation_key(self, name: str) -> object | None: ...
+    def creation_key(self, name: str) -> Stamp | None: ...
+
+    def entities(self) -> Iterator[_Entity]: ...
+
+    def entity_count(self) -> int: ...
 
 
 def _text(entity: _Entity) -> str:
     return _FIELD.join((entity.name, entity.entity_type, *entity.observations)).lower()
 
 
-class _Segment:
-    __slots__ = ("joined", "names", "starts", "texts")
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # lone surrogates too: JSON can carry them
 
-    def __init__(self) -> None:
-        self.names: list[str] = []
-        self.texts: list[str] = []
+
+def _text_buckets(texts: list[str], buckets: int) -> set[int]:
+    """The buckets of every byte trigram inside a word of `texts`, and of some at a word's
+    edges (which no query asks for). Each distinct word once, read four bytes at a time by
+    `array` at the four offsets: no Python-level loop over characters. Words are split at
+    ASCII whitespace and NUL only; a query's words (see _query_buckets) at least there."""
+    words = set(_utf8(" ".join(texts)).replace(b"\x00", b" ").split())
+    # Two spaces between words: a trigram spanning them depends on one letter, not two, so
+    # there are fewer of these useless ones.
+    data = b"  " + b"  ".join(words) + b"  "
+    quads = array(_QUAD)
+    for offset in range(4):
+        quads.frombytes(data[offset : offset + (len(data) - offset) // 4 * 4])
+    # The low three bytes of each four-byte word: the trigram at its first byte (little-endian)
+    # or at its second (big-endian); the padding spaces make either cover every trigram.
+    trigrams = map(operator.and_, set(quads), repeat(_LOW_3))
+    return set(map(operator.mod, trigrams, repeat(buckets)))
+
+
+def _query_buckets(needle: str, buckets: int) -> set[int]:
+    """The buckets of the trigrams inside the query's words: a text holding the query holds
+    each of them inside one of its words (split where texts are, and at U+0001 too)."""
+    found: set[int] = set()
+    order = sys.byteorder
+    # A long query's prefix selects well enough, and its trigrams are the query's too.
+    data = _utf8(needle)[:_QUERY_BYTES]
+    for word in data.replace(b"\x00", b" ").replace(b"\x01", b" ").split():
+        found.update(
+            int.from_bytes(word[at : at + 3], order) % buckets for at in range(len(word) - 2)
+        )
+    return found
+
+
+def _ones(bits: int) -> list[int]:
+    """Positions of the set bits, lowest first."""
+    digits = bin(bits)[:1:-1]
+    found: list[int] = []
+    at = digits.find("1")
+    while at >= 0:
+        found.append(at)
+        at = digits.find("1", at + 1)
+    return found
+
+
+class _Segment:
+    """Up to SEGMENT_SIZE entities: their names, and their texts either as a list (while
+    edited) or packed into one string (while searched)."""
+
+    __slots__ = ("fresh", "joined", "names", "slot", "stale", "starts", "texts")
+
+    def __init__(self, slot: int, names: list[str], texts: list[str]) -> None:
+        self.slot = slot  # its bit in the filter's bitsets
+        self.names = names
+        self.texts: list[str] | None = texts
         self.joined: str | None = None
-        self.starts: list[int] = []
+        self.starts: list[int] = []  # where each text begins in `joined`, then the end + 1
+        self.fresh = texts.copy()  # texts (or parts) whose trigrams the filter lacks
+        self.stale = 0  # texts replaced or removed since the filter was exact for this one
+
+    def current_texts(self) -> list[str]:
+        if self.texts is not None:
+            return self.texts
+        joined, starts = self.joined, self.starts
+        assert joined is not None
+        return [joined[a : b - 1] for a, b in itertools.pairwise(starts)]
+
+    def edit(self) -> list[str]:
+        self.texts = self.current_texts()
+        self.joined = None
+        return self.texts
 
     def pack(self) -> str:
         if self.joined is None:
-            self.joined = _ENTITY.join(self.texts)
-            starts, offset = [], 0
-            for text in self.texts:
-                starts.append(offset)
-                offset += len(text) + 1
-            self.starts = starts
+            texts = self.texts
+            assert texts is not None
+            self.joined = _ENTITY.join(texts)
+            self.starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
+            self.texts = None  # the joined string holds them: keep one copy
         return self.joined
 
     def matches(self, needle: str) -> list[str]:
@@ -81,12 +180,11 @@ class _Segment:
         if at < 0:
             return []
         found: list[str] = []
-        starts, names, texts = self.starts, self.names, self.texts
+        starts, names = self.starts, self.names
         while at >= 0:
             index = bisect_right(starts, at) - 1
             found.append(names[index])
-            nxt = starts[index] + len(texts[index]) + 1
-            at = joined.find(needle, nxt)
+            at = joined.find(needle, starts[index + 1])
         return found
 
 
@@ -96,96 +194,236 @@ class SearchProjection:
     name = "search"
     version = 1
 
-    _TOUCHING = (EntityCreated, EntityUpdated, EntityDeleted, ObservationAdded, ObservationDeleted)
-
-    def __init__(self) -> None:
-        self._segments: list[_Segment] = []
-        self._where: dict[str, _Segment] = {}
-        self._keys: dict[str, object] = {}
-        self._dirty: set[str] = set()
-        self._last_key: object | None = None
-        self._maybe_unordered = False
+    def __init__(self, *, segment_size: int = SEGMENT_SIZE, buckets: int = BUCKETS) -> None:
+        """`segment_size` and `buckets` tune the filter (tests make them tiny)."""
+        self._segment_size = segment_size
+        self._buckets = buckets
+        self.reset()
 
     def note(self, envelopes: Iterable[Envelope]) -> None:
         """Remember which entities the applied envelopes touched (cheap; re-read later)."""
-        dirty = self._dirty
+        dirty, created = self._dirty, self._created
         for envelope in envelopes:
             event = envelope.event
             if isinstance(event, ObservationAdded | ObservationDeleted):
                 dirty.add(event.entity)
-            elif isinstance(event, EntityCreated | EntityUpdated | EntityDeleted):
+            elif isinstance(event, EntityUpdated | EntityDeleted):
                 dirty.add(event.name)
+            elif isinstance(event, EntityCreated):
+                name, stamp = event.name, envelope.stamp
+                before = created.get(name, _NO_STAMP)
+                if before is not None and stamp > before:
+                    created[name] = stamp
 
     def note_names(self, names: Iterable[str]) -> None:
         """Remember entities to (re-)read, e.g. every one of a graph restored from a snapshot:
         the index itself is never stored, it is rebuilt from the graph on the next search."""
-        self._dirty.update(names)
+        self._created.update(dict.fromkeys(names))
 
     def reset(self) -> None:
-        self._segments = []
-        self._where = {}
-        self._keys = {}
-        self._dirty = set()
-        self._last_key = None
+        self._dirty: set[str] = set()  # names whose text may have changed
+        # Names with a noted creation: its newest stamp (None: unknown, place it afresh).
+        self._created: dict[str, Stamp | None] = {}
+        self._clear()
+
+    def _clear(self) -> None:
+        self._segments: list[_Segment] = []
+        self._where: dict[str, _Segment] = {}
+        self._last_key: Stamp | None = None
         self._maybe_unordered = False
+        self._bits: list[int] = [0] * self._buckets  # bucket -> bitset of segment slots
+        self._unfiltered: set[int] = set()  # slots with fresh texts or due a recomputation
 
     def search(self, graph: EntitySource, query: str) -> list[str]:
         """Names of alive entities whose name, type or an observation contains `query`."""
         self._refresh(graph)
+        self._sync_filter()
         needle = query.lower()
         found: list[str] = []
-        for segment in self._segments:
-            if segment.names:
-                found.extend(segment.matches(needle))
+        for segment in self._candidates(needle):
+            found.extend(segment.matches(needle))
         if self._maybe_unordered and len(found) > 1:
             found.sort(key=graph.creation_key)  # type: ignore[arg-type]
         return found
 
+    def filter_bytes(self) -> int:
+        """The trigram filter's memory, for benchmarks."""
+        return sys.getsizeof(self._bits) + sum(sys.getsizeof(bits) for bits in self._bits if bits)
+
+    def _candidates(self, needle: str) -> list[_Segment]:
+        segments = self._segments
+        buckets = _query_buckets(needle, self._buckets)
+        if not buckets:
+            return [segment for segment in segments if segment.names]
+        bits = self._bits
+        hits = -1
+        for bucket in buckets:
+            hits &= bits[bucket]
+            if not hits:
+                return []
+        return [segments[slot] for slot in _ones(hits)]
+
+    # --- following the graph --------------------------------------------------------------
+
     def _refresh(self, graph: EntitySource) -> None:
-        if not self._dirty:
+        if not self._dirty and not self._created:
             return
-        dirty, self._dirty = self._dirty, set()
-        added: list[tuple[object, str, _Entity]] = []
-        for name in dirty:
+        names, created = self._dirty, self._created
+        self._dirty, self._created = set(), {}
+        names.update(created)
+        if not self._where and 2 * len(names) >= graph.entity_count():
+            self._clear()  # no entity indexed: drop the empty segments too
+            self._build(graph, names)
+            return
+        added: list[tuple[Stamp, str]] = []
+        for name in names:
             key = graph.creation_key(name)
-            entity = graph.entity(name) if key is not None else None
             segment = self._where.get(name)
-            if segment is not None and entity is not None and self._keys[name] == key:
-                # Same incarnation (new observations, new type): its place does not change.
-                index = segment.names.index(name)
-                segment.texts[index] = _text(entity)
-                segment.joined = None
+            if key is None:
+                if segment is not None:
+                    self._remove(name)
                 continue
             if segment is not None:
+                if name not in created or created[name] not in (None, key):
+                    # Its creation stands (none noted, or the noted ones lost to it): it keeps
+                    # its place, with its new text.
+                    self._replace(segment, name, _text(self._entity(graph, name)))
+                    continue
                 self._remove(name)
-            if entity is not None:
-                added.append((key, name, entity))
+            added.append((key, name))
         # New incarnations go last, in creation order, which is the graph's listing order.
-        added.sort(key=lambda item: item[0])  # type: ignore[arg-type,return-value]
-        for key, name, entity in added:
-            self._append(name, _text(entity), key)
+        added.sort()
+        for key, name in added:
+            self._append(name, _text(self._entity(graph, name)), key)
 
-    def _remove(self, name: str) -> None:
-        segment = self._where.pop(name, None)
-        self._keys.pop(name, None)
-        if segment is None:
+    @staticmethod
+    def _entity(graph: EntitySource, name: str) -> _Entity:
+        entity = graph.entity(name)
+        assert entity is not None, "an entity with a creation key is alive"
+        return entity
+
+    def _build(self, graph: EntitySource, noted: set[str]) -> None:
+        """Index the noted entities of a graph into an empty index (a start, a rebuild): read
+        in listing order, sequentially, with nothing to sort, a segment at a time."""
+        names: list[str] = []
+        texts: list[str] = []
+        for entity in graph.entities():
+            if entity.name in noted:
+                names.append(entity.name)
+                texts.append(_text(entity))
+        if not names:
             return
-        index = segment.names.index(name)
-        del segment.names[index]
-        del segment.texts[index]
-        segment.joined = None
+        self._last_key = graph.creation_key(names[-1])
+        segments, where, size = self._segments, self._where, self._segment_size
+        for start in range(0, len(names), size):
+            segment = _Segment(
+                len(segments), names[start : start + size], texts[start : start + size]
+            )
+            segments.append(segment)
+            where.update(dict.fromkeys(segment.names, segment))
+            self._unfiltered.add(segment.slot)
 
-    def _append(self, name: str, text: str, key: object) -> None:
-        if self._last_key is not None and key < self._last_key:  # type: ignore[operator]
+    def _order(self, key: Stamp) -> None:
+        """Note an entity placed last: the order stays the listing order unless it is older
+        than the last one placed."""
+        if self._last_key is not None and key < self._last_key:
             self._maybe_unordered = True
         else:
             self._last_key = key
+
+    def _replace(self, segment: _Segment, name: str, text: str) -> None:
+        texts = segment.edit()
+        index = segment.names.index(name)
+        old, texts[index] = texts[index], text
+        if text == old:
+            return
+        # An added observation only extends the text: the filter holds the old part already,
+        # and no trigram spans the separator before the new one.
+        if text.startswith(old):
+            segment.fresh.append(text[len(old) :])
+        else:
+            segment.fresh.append(text)
+            segment.stale += 1
+        self._unfiltered.add(segment.slot)
+
+    def _remove(self, name: str) -> None:
+        segment = self._where.pop(name)
+        texts = segment.edit()
+        index = segment.names.index(name)
+        del segment.names[index]
+        del texts[index]
+        segment.stale += 1
+        self._unfiltered.add(segment.slot)
+
+    def _append(self, name: str, text: str, key: Stamp) -> None:
+        self._order(key)
         segments = self._segments
-        if not segments or len(segments[-1].names) >= SEGMENT_SIZE:
-            segments.append(_Segment())
+        if not segments or len(segments[-1].names) >= self._segment_size:
+            segments.append(_Segment(len(segments), [], []))
         segment = segments[-1]
         segment.names.append(name)
-        segment.texts.append(text)
-        segment.joined = None
+        segment.edit().append(text)
+        segment.fresh.append(text)
+        self._unfiltered.add(segment.slot)
         self._where[name] = segment
-        self._keys[name] = key
+
+    # --- the trigram filter ---------------------------------------------------------------
+
+    def _sync_filter(self) -> None:
+        """Bring the filter up to date with the segments' texts: recompute the segments whose
+        stale trigrams have piled up, add every other segment's fresh texts."""
+        if not self._unfiltered:
+            return
+        slots, self._unfiltered = sorted(self._unfiltered), set()
+        segments, bits = self._segments, self._bits
+        due = [slot for slot in slots if segments[slot].stale > self._segment_size // 4]
+        if due:
+            keep = ~sum(1 << slot for slot in due)
+            for bucket, held in enumerate(bits):
+                if held:
+                    bits[bucket] = held & keep
+            for slot in due:
+                segment = segments[slot]
+                segment.stale = 0
+                segment.fresh = list(segment.current_texts())
+        if len(slots) > 16:
+            self._fill_rows(slots)
+            return
+        # A few segments (as after a write): OR their bit into their buckets directly.
+        for slot in slots:
+            segment = segments[slot]
+            bit = 1 << slot
+            for bucket in _text_buckets(segment.fresh, self._buckets):
+                bits[bucket] |= bit
+            segment.fresh = []
+
+    def _fill_rows(self, slots: list[int]) -> None:
+        """Add many segments' fresh texts (a build): per block of slots, one byte per slot in a
+        row per bucket, set without a Python-level loop per (segment, bucket), then each row
+        read as a binary number into the bucket's bitset."""
+        segments, bits, count = self._segments, self._bits, self._buckets
+        set_byte: Callable[[bytearray, int, int], None] = bytearray.__setitem__
+        for _, block in itertools.groupby(slots, lambda slot: slot // _BLOCK):
+            found = []
+            for slot in block:
+                segment = segments[slot]
+                found.append((slot, _text_buckets(segment.fresh, count)))
+                segment.fresh = []
+            base = found[0][0] // _BLOCK * _BLOCK
+            # Buckets every segment of the block holds (common words) take all their bits at
+            # once: often half the (segment, bucket) pairs.
+            common = set.intersection(*(buckets for _, buckets in found))
+            if common:
+                every = sum(1 << slot for slot, _ in found)
+                for bucket in common:
+                    bits[bucket] |= every
+                for _, buckets in found:
+                    buckets.difference_update(common)
+            touched = set().union(*(buckets for _, buckets in found))
+            rows = {bucket: bytearray(_BLOCK) for bucket in touched}
+            row_of = rows.__getitem__
+            for slot, buckets in found:
+                # rows[bucket][slot - base] = 1 for each bucket.
+                deque(map(set_byte, map(row_of, buckets), repeat(slot - base), repeat(1)), maxlen=0)
+            for bucket, row in rows.items():
+                bits[bucket] |= int(row.translate(_AS_BINARY)[::-1], 2) << base

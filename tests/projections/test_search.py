@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +22,7 @@ from actors.decide import decide
 from actors.errors import CommandRejectedError
 from eventstore.events import EntityCreated, ObservationAdded
 from projections.graph import GraphProjection
-from projections.search import SearchProjection
+from projections.search import BUCKETS, SearchProjection, _Segment
 from tests.helpers import stamp
 
 
@@ -113,3 +116,141 @@ def test_a_late_older_creation_from_another_node_is_listed_in_stamp_order() -> N
         search.note(batch)
         search.search(graph, "x")  # refresh between arrivals
     assert search.search(graph, "x") == ["old", "new"] == naive(graph, "x")
+
+
+# --- the trigram filter -------------------------------------------------------------------
+
+
+def indexed(*entities: tuple[str, str, list[str]], segment_size: int = 4) -> Model:
+    model = Model()
+    model.search = SearchProjection(segment_size=segment_size)
+    for name, entity_type, observations in entities:
+        model.run(CreateEntities(entities=[EntityInput(name, entity_type, observations)]))
+    return model
+
+
+def scanned(model: Model, query: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], int]:
+    """The answer to `query` and how many segments it scanned."""
+    model.search.search(model.graph, "")  # bring the index up to date first
+    calls = []
+    original = _Segment.matches
+
+    def counting(segment: _Segment, needle: str) -> list[str]:
+        calls.append(segment)
+        return original(segment, needle)
+
+    monkeypatch.setattr(_Segment, "matches", counting)
+    found = model.search.search(model.graph, query)
+    monkeypatch.setattr(_Segment, "matches", original)
+    return found, len(calls)
+
+
+def tokens(count: int) -> list[tuple[str, str, list[str]]]:
+    return [(f"e{i}", "person", ["weekly meeting", f"badge uid{i:06d}"]) for i in range(count)]
+
+
+def test_a_selective_query_scans_only_the_segments_that_may_hold_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = indexed(*tokens(400), segment_size=16)
+    found, segments = scanned(model, "UID000123", monkeypatch)
+    assert found == ["e123"]
+    assert segments <= 2  # of 25
+    assert scanned(model, "no such token", monkeypatch) == ([], 0)
+
+
+def test_a_broad_query_scans_every_segment_and_finds_every_entity(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = indexed(*tokens(100), segment_size=16)
+    found, segments = scanned(model, "Meeting", monkeypatch)
+    assert found == [f"e{i}" for i in range(100)]
+    assert segments == 7
+
+
+@pytest.mark.parametrize("query", ["7", "q", "12", "a b", " ", "日", "日本", "ß"])
+def test_queries_shorter_than_a_trigram_in_every_word_answer_exactly(query: str) -> None:
+    model = indexed(
+        ("日本語", "place", ["a b c", "12 and 7"]),
+        ("qa", "Straße", ["日"]),
+        ("other", "thing", ["nothing short"]),
+    )
+    assert model.search.search(model.graph, query) == naive(model.graph, query)
+
+
+@pytest.mark.parametrize("query", ["alphabeta", "alpha beta", "habe", "betagamma", "ta ga"])
+def test_a_query_spanning_two_fields_or_two_entities_matches_neither(query: str) -> None:
+    model = indexed(("alpha", "beta", ["gamma"]), ("gamma", "delta", []), segment_size=8)
+    assert model.search.search(model.graph, query) == []
+
+
+def test_an_edited_entity_is_found_by_its_new_text_and_not_its_old_one() -> None:
+    model = indexed(*tokens(20), segment_size=4)
+    model.search.search(model.graph, "")
+    model.run(AddObservations(observations=[ObservationInput("e7", ["moved to Zanzibar"])]))
+    model.run(DeleteObservations(deletions=[ObservationDeletion("e8", ["badge uid000008"])]))
+    assert model.search.search(model.graph, "zanzibar") == ["e7"]
+    assert model.search.search(model.graph, "uid000008") == []
+    assert model.search.search(model.graph, "uid000007") == ["e7"]
+
+
+def test_deleted_entities_leave_the_filter_once_their_segment_is_recomputed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = indexed(*tokens(16), segment_size=4)
+    model.search.search(model.graph, "")
+    model.run(DeleteEntities(entity_names=["e4", "e5"]))
+    assert scanned(model, "uid000004", monkeypatch) == ([], 0)  # two of four: recomputed
+    model.run(DeleteEntities(entity_names=["e8"]))
+    assert scanned(model, "uid000008", monkeypatch) == ([], 1)  # one stale text: kept for now
+
+
+def test_a_fresh_index_over_the_whole_graph_answers_as_the_one_that_followed_it() -> None:
+    model = indexed(*tokens(50), segment_size=8)
+    model.run(DeleteEntities(entity_names=["e3", "e30"]))
+    model.run(CreateEntities(entities=[EntityInput("e3", "robot", ["back again"])]))
+    rebuilt = SearchProjection(segment_size=8)
+    rebuilt.note_names(model.graph.entity_names())
+    for query in ["uid00003", "e3", "robot", "meeting", "uid000030", "again", "e"]:
+        expected = naive(model.graph, query)
+        assert rebuilt.search(model.graph, query) == expected
+        assert model.search.search(model.graph, query) == expected
+
+
+def test_the_filter_holds_one_bit_per_segment_in_at_most_every_bucket() -> None:
+    model = indexed(*tokens(1000), segment_size=16)
+    model.search.search(model.graph, "")
+    segments = 1000 // 16 + 1
+    bound = sys.getsizeof([0] * BUCKETS) + BUCKETS * (sys.getsizeof(1 << segments))
+    assert 0 < model.search.filter_bytes() <= bound
+
+
+def test_a_recreated_entity_is_listed_last() -> None:
+    model = indexed(("first", "t", ["common"]), ("second", "t", ["common"]))
+    assert model.search.search(model.graph, "common") == ["first", "second"]
+    model.run(DeleteEntities(entity_names=["first"]))
+    model.run(CreateEntities(entities=[EntityInput("first", "t", ["common again"])]))
+    assert model.search.search(model.graph, "common") == ["second", "first"]
+
+
+def test_a_late_creation_older_than_an_alive_entity_leaves_it_in_its_place() -> None:
+    graph, search = GraphProjection(), SearchProjection()
+    for name, hlc in (("a", 2), ("b", 3)):
+        batch = stamp(
+            [EntityCreated(name=name, entity_type="t"), ObservationAdded(entity=name, content="x")],
+            start_seq=hlc,
+            hlc=hlc,
+        )
+        graph.apply_all(batch)
+        search.note(batch)
+    assert search.search(graph, "x") == ["a", "b"]
+    late = stamp([EntityCreated(name="a", entity_type="u")], origin="n2", hlc=1, start_position=9)
+    graph.apply_all(late)
+    search.note(late)
+    assert search.search(graph, "x") == ["a", "b"] == naive(graph, "x")
+
+
+def test_a_query_longer_than_the_filter_reads_is_answered_exactly() -> None:
+    long = "word " * 100 + "tail"
+    model = indexed(("a", "t", [long]), ("b", "t", ["word " * 100 + "other"]))
+    assert model.search.search(model.graph, long) == ["a"]
