@@ -36,6 +36,10 @@ class _Positioned(Protocol):
 P = TypeVar("P", bound=_Positioned)
 
 
+# On a long log, a checkpoint is due only after this fraction of the position (1 / value).
+SPARSER_AFTER = 4
+
+
 class Checkpointer:
     """Loads and saves the checkpoints of the graph, schema and conflict views.
 
@@ -61,8 +65,16 @@ class Checkpointer:
         return self.every is not None
 
     def due(self, position: int, intervals: int = 1) -> bool:
-        """True once `intervals` intervals of events were folded since the last checkpoint."""
-        return self.every is not None and position - self.graph_at >= self.every * intervals
+        """True once `intervals` intervals of events were folded since the last checkpoint.
+
+        An interval is `every` events, or a quarter of the position if that is more: a save
+        costs time in proportion to the graph, so on a long log saves grow sparser and a bulk
+        load pays for a few dozen of them, not one per `every` events.
+        """
+        if self.every is None:
+            return False
+        interval = max(self.every, position // SPARSER_AFTER)
+        return position - self.graph_at >= interval * intervals
 
     # --- loading --------------------------------------------------------------------------
 

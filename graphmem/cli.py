@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from tqdm import tqdm  # type: ignore[import-untyped]
 
@@ -188,6 +189,10 @@ def _import(settings: Settings, file: str, batch_size: int) -> int:
             file=sys.stderr,
         )
         return 1
+    if settings.checkpoint_every:
+        # One checkpoint when the import is done (on stop), none while it runs: a bulk load
+        # would otherwise stop to snapshot an ever larger graph again and again.
+        settings = replace(settings, checkpoint_every=sys.maxsize)
     with (
         running(settings, load_schemas=False) as app,
         tqdm(
