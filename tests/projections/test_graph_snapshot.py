@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import msgspec
 import pytest
@@ -59,6 +60,8 @@ def busy_graph() -> GraphProjection:
             at(11, created("Bob", "robot")),
             at(12, ObservationAdded(entity="Alice", content="likes tea")),
             at(13, ObservationAdded(entity="Alice", content="likes tea")),
+            # Older than Alice's latest occurrence, from another node: stored out of order.
+            at(11, ObservationAdded(entity="Alice", content="hums"), origin="b"),
             at(14, rel("Alice", "Bob")),
             at(
                 15,
@@ -78,6 +81,17 @@ def busy_graph() -> GraphProjection:
             at(6, ObservationAdded(entity="Alice", content="too old")),  # rejected
             at(20, EntityUpdated(name="Bob", entity_type="android")),
             at(21, RelationDeleted(from_entity="Bob", to_entity="Alice", relation_type="x")),
+            at(
+                22,
+                RelationCreated(
+                    from_entity="Bob",
+                    to_entity="Dave",
+                    relation_type="owes",
+                    weight=0.25,
+                    properties={"amount": 3},
+                    source_type="chat",
+                ),
+            ),
             *(at(30 + i, rel("Hub", f"n{i}")) for i in range(12)),  # a stub endpoint
             at(29, created("Hub")),
             *(at(50 + i, created(f"n{i}")) for i in range(12)),  # newer: hub relations hidden
@@ -142,6 +156,82 @@ def test_further_events_fold_into_a_restored_graph_as_into_the_original() -> Non
     assert copy.relations_of("Hub") == graph.relations_of("Hub") == []
 
 
+def test_a_restored_graph_folds_every_kind_of_event_on_restored_elements() -> None:
+    graph = GraphProjection()
+    graph.apply_all(
+        [
+            at(1, created("Hub")),
+            at(2, created("Pair")),
+            *(at(3 + i, created(f"n{i}")) for i in range(10)),
+            *(at(20 + i, ObservationAdded(entity="Pair", content=f"fact {i}")) for i in range(4)),
+            at(30, ObservationAdded(entity="Hub", content="big")),
+            at(31, ObservationAdded(entity="n6", content="small")),
+            *(at(40 + i, rel("Hub", f"n{i}")) for i in range(10)),  # more than a tuple holds
+            at(60, rel("Pair", "n0")),
+            at(61, rel("n1", "Pair")),
+        ]
+    )
+    copy = restored(graph)
+    assert copy.observations("Pair") == graph.observations("Pair")
+    assert copy.has_observation("Pair", "fact 2") and not copy.has_observation("Pair", "fact 9")
+    later = [
+        at(70, ObservationAdded(entity="Pair", content="fact 4")),  # after the restored ones
+        at(25, ObservationAdded(entity="Pair", content="fact 0.5"), origin="b"),  # among them
+        at(71, ObservationDeleted(entity="Hub", content="big")),
+        at(72, EntityDeleted(name="n3")),  # hides one of the hub's relations
+        at(73, rel("Hub", "Pair")),  # the hub's packed relations take an eleventh
+        at(74, rel("Pair", "n2")),  # a small set of packed relations takes a third
+        at(75, created("n3")),  # re-created: its old relation stays hidden
+        at(76, ObservationAdded(entity="n5", content="first")),
+        at(79, EntityDeleted(name="n6")),  # drops its restored occurrence
+        at(77, RelationDeleted(from_entity="Hub", to_entity="n4", relation_type="knows")),
+        at(5, ObservationAdded(entity="n9", content="older than n9")),  # rejected
+        at(78, ObservationAdded(entity="new", content="before its creation")),
+    ]
+
+    graph.apply_all(later)
+    copy.apply_all(later)
+
+    assert copy.snapshot() == graph.snapshot()
+    assert copy.to_snapshot() == graph.to_snapshot()
+    for name in ("Hub", "Pair", "n0", "n1", "n2", "n3", "n4", "n6", "new"):
+        assert copy.relations_of(name) == graph.relations_of(name)
+        assert copy.entity(name) == graph.entity(name)
+
+
+def test_a_snapshot_of_a_restored_graph_equals_the_original_s_after_the_same_events() -> None:
+    graph = busy_graph()
+    copy = restored(graph)
+    # Appended to restored occurrences; and a new origin, ordered before the old ones.
+    later = [
+        at(90, ObservationAdded(entity="Alice", content="likes jam"), origin="0"),
+        at(91, ObservationAdded(entity="Bob", content="beeps"), origin="z"),
+        at(92, rel("Alice", "Dave", "owes"), origin="0"),
+    ]
+    graph.apply_all(later)
+    copy.apply_all(later)
+
+    snapshot = copy.to_snapshot()
+
+    assert snapshot == graph.to_snapshot()
+    assert copy.to_snapshot() == snapshot  # taking a snapshot changed nothing
+    again = GraphProjection.from_snapshot(snapshot)
+    assert again.to_snapshot() == snapshot
+    assert again.snapshot() == graph.snapshot()
+
+
+def test_relation_attributes_survive_a_restore_and_plain_ones_come_from_the_key() -> None:
+    graph = busy_graph()
+
+    copy = restored(graph)
+
+    owes = copy.relation("Bob", "Dave", "owes")
+    assert owes == graph.relation("Bob", "Dave", "owes")
+    assert owes is not None and owes.weight == 0.25 and owes.properties == {"amount": 3}
+    assert copy.relation("Alice", "Bob", "knows") == graph.relation("Alice", "Bob", "knows")
+    assert copy.relation("Hub", "n1", "knows") is None  # hidden: older than n1's creation
+
+
 def test_an_empty_graph_round_trips() -> None:
     graph = restored(GraphProjection())
 
@@ -155,9 +245,20 @@ def test_an_empty_graph_round_trips() -> None:
         lambda data: data[: len(data) // 2],
         lambda data: b"",
         lambda data: b"\x93\x01\x02",
-        lambda data: _with_edge_to(data, 999),
+        lambda data: _with(data, "from_entities", _first_replaced(data, "from_entities", 999)),
+        lambda data: _with(data, "types", _uint32s(0)),
+        lambda data: _with(data, "edges", b"\x00"),
+        lambda data: _with(data, "names", ["Alice"] * len(_field(data, "names"))),
     ],
-    ids=["truncated", "empty", "another shape", "an edge to a missing relation"],
+    ids=[
+        "truncated",
+        "empty",
+        "another shape",
+        "a relation from a missing entity",
+        "columns that do not line up",
+        "a column cut mid-number",
+        "one name twice",
+    ],
 )
 def test_a_damaged_snapshot_is_refused(damage: object) -> None:
     data = busy_graph().to_snapshot()
@@ -166,10 +267,70 @@ def test_a_damaged_snapshot_is_refused(damage: object) -> None:
         GraphProjection.from_snapshot(damage(data))  # type: ignore[operator]
 
 
-def _with_edge_to(data: bytes, index: int) -> bytes:
+_FIELDS = [
+    "position",
+    "entities_last",
+    "entities_unsorted",
+    "alive",
+    "relations_last",
+    "relations_unsorted",
+    "visible",
+    "origins",
+    "strings",
+    "stamps",
+    "names",
+    "types",
+    "type_stamps",
+    "dead",
+    "deleted",
+    "unsorted",
+    "content_deleted",
+    "packed_at",
+    "packed",
+    "edge_counts",
+    "edges",
+    "from_entities",
+    "to_entities",
+    "relation_types",
+    "hidden",
+    "bases",
+    "relation_deleted",
+    "updates",
+]
+
+
+def _field(data: bytes, field: str) -> Any:
+    """One field of the snapshot's (array-like) layout, as plain msgpack values."""
     state = msgspec.msgpack.decode(data)
-    state[-1][0] = [index]
+    assert len(state) == len(_FIELDS)
+    return state[_FIELDS.index(field)]
+
+
+def _with(data: bytes, field: str, value: object) -> bytes:
+    """The snapshot with one field replaced."""
+    state = msgspec.msgpack.decode(data)
+    assert len(state) == len(_FIELDS)
+    state[_FIELDS.index(field)] = value
     return msgspec.msgpack.encode(state)
+
+
+def _uint32s(*values: int) -> bytes:
+    return b"".join(value.to_bytes(4, "little") for value in values)
+
+
+def _first_replaced(data: bytes, field: str, value: int) -> bytes:
+    """A column of uint32s (little-endian) with its first one replaced by `value`."""
+    column: bytes = _field(data, field)
+    return _uint32s(value) + column[4:]
+
+
+def test_a_snapshot_is_restored_from_a_memoryview_too() -> None:
+    graph = busy_graph()
+
+    copy = GraphProjection.from_snapshot(memoryview(b"..." + graph.to_snapshot())[3:])
+
+    assert copy.snapshot() == graph.snapshot()
+    assert copy.to_snapshot() == graph.to_snapshot()
 
 
 def test_the_search_index_is_rebuilt_from_a_restored_graph() -> None:

@@ -58,6 +58,27 @@ def test_snapshot_anywhere_then_the_rest_equals_folding_everything(
 
 @settings(max_examples=100, deadline=None)
 @given(arrivals(), st.data())
+def test_restoring_a_restored_graph_s_snapshot_then_the_rest_equals_folding_everything(
+    case: tuple[list[Envelope], int], data: st.DataObject
+) -> None:
+    envelopes, first = case
+    second = data.draw(st.integers(first, len(envelopes)))
+    folded = GraphProjection()
+    folded.apply_all(envelopes)
+    before = GraphProjection()
+    before.apply_all(envelopes[:first])
+
+    restored = GraphProjection.from_snapshot(before.to_snapshot())
+    restored.apply_all(envelopes[first:second])
+    restored = GraphProjection.from_snapshot(restored.to_snapshot())
+    restored.apply_all(envelopes[second:])
+
+    assert restored.to_snapshot() == folded.to_snapshot()
+    assert_same_reads(restored, folded)
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrivals(), st.data())
 def test_reads_between_snapshot_and_restore_change_nothing(
     case: tuple[list[Envelope], int], data: st.DataObject
 ) -> None:
