@@ -1,0 +1,426 @@
+"""GraphProjection's snapshot codec: its fold state as columnar msgpack, and back."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from array import array
+from collections.abc import Iterable, Iterator
+from itertools import accumulate, chain, repeat
+from operator import attrgetter, itemgetter
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec.structs import astuple
+
+from eventstore.events import RelationCreated
+from projections.graph_records import _ZERO, _Entity, _PackedEdges, _Relation, _Stamp
+
+if TYPE_CHECKING:
+    from projections.graph import GraphProjection
+
+
+class SnapshotError(ValueError):
+    """A snapshot could not be restored (damaged, or not a graph snapshot of this version)."""
+
+
+# --- the snapshot format ------------------------------------------------------------------
+# Restoring is the start-up and as-of path, so a snapshot is laid out for few decoded objects
+# and C-level passes over them: columns of integers are packed arrays; every stamp is an index
+# into one stamp table whose origins index a sorted origin table (so stamps share their
+# origin's string); types index a string table; relation endpoints index the entity names (so
+# keys share the names' strings). What is usually a default (a relation's base that is the
+# plain creation of its key, tombstones, hidden relations, ...) is listed only where it is not.
+# Occurrences, most of a graph, and adjacency stay packed per entity until something needs
+# them: building stamp-keyed dicts (hashing every stamp) and edge tuples was most of a restore.
+
+
+class _Stamps(msgspec.Struct, gc=False, array_like=True):
+    """Stamps as columns: int64 arrays, and uint32 indexes into the origin table."""
+
+    hlc: bytes
+    origin: bytes
+    seq: bytes
+
+
+class _Occurrences(msgspec.Struct, gc=False, array_like=True):
+    """One entity's stored occurrences in `occ` order: encoded, and decoded, in one call each
+    (a column of `_Stamp`s costs a few bytes more than origin indexes, far less time)."""
+
+    contents: list[str]
+    stamps: list[_Stamp]
+
+
+class _Contents(msgspec.Struct, gc=False, array_like=True):
+    """An _Occurrences' first column alone, all a read needs (the other columns are skipped)."""
+
+    contents: list[str]
+
+
+class _Snapshot(msgspec.Struct, gc=False, array_like=True):
+    """The complete fold state as a snapshot holds it (see GraphProjection.to_snapshot).
+
+    `stamps` is a table: index 0 the zero stamp (implied), then each entity's `created`, each
+    entity's `watermark`, each relation's `created`, then the rest; any other stamp is an
+    index into it. Entities and relations are in their dicts' own order: listing order, or
+    insertion order while marked unsorted. Columns of indexes are uint32 arrays; lists of
+    pairs name an entity or relation by index and hold what differs from the default (see
+    _restore_entities, _restore_relations).
+    """
+
+    position: int
+    entities_last: int
+    entities_unsorted: bool
+    alive: int
+    relations_last: int
+    relations_unsorted: bool
+    visible: int
+    origins: list[str]
+    strings: list[str]
+    stamps: _Stamps
+    # entities
+    names: list[str]
+    types: bytes
+    type_stamps: list[tuple[int, int]]  # where not `created`
+    dead: list[int]
+    deleted: list[tuple[int, int]]  # where not zero
+    unsorted: list[int]
+    content_deleted: list[tuple[int, dict[str, int]]]
+    packed_at: bytes  # the entities with stored occurrences, and those (each an _Occurrences)
+    packed: list[bytes]
+    edge_counts: bytes
+    edges: bytes  # each entity's `edges` in turn, as relation indexes
+    # relations
+    from_entities: bytes
+    to_entities: bytes
+    relation_types: bytes
+    hidden: list[int]
+    bases: list[tuple[int, RelationCreated | None]]  # where not the key's plain creation
+    relation_deleted: list[tuple[int, int]]  # where not zero
+    updates: list[tuple[int, dict[str, tuple[int, Any]]]]
+
+
+_ENCODER = msgspec.msgpack.Encoder()
+_SNAPSHOT_DECODER = msgspec.msgpack.Decoder(_Snapshot)
+_OCCURRENCES_DECODER = msgspec.msgpack.Decoder(_Occurrences)
+_CONTENTS_DECODER = msgspec.msgpack.Decoder(_Contents)
+_LITTLE_ENDIAN = sys.byteorder == "little"
+
+# The base of a restored relation that the plain creation of its key made: reads build the
+# view from the key (the record never holds a RelationCreated whose strings are empty).
+_PLAIN = RelationCreated(from_entity="", to_entity="", relation_type="")
+# What a plain creation holds after its key, field by field.
+_PLAIN_TAIL = astuple(_PLAIN)[3:]
+
+# Field getters for C-level passes over records and keys.
+_HLC = attrgetter("hlc")
+_ORIGIN = attrgetter("origin")
+_SEQ = attrgetter("origin_seq")
+_TYPE = attrgetter("entity_type")
+_EDGES = attrgetter("edges")
+_BASE = attrgetter("base")
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+_THIRD = itemgetter(2)
+
+
+def _packed(values: array[int]) -> bytes:
+    """`values` as little-endian bytes."""
+    if not _LITTLE_ENDIAN:
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def _packed_ints(code: str, values: Iterable[int]) -> bytes:
+    """`values` as a little-endian array of C type `code` (q: int64, I: uint32)."""
+    return _packed(array(code, values))
+
+
+def _ints(code: str, data: bytes) -> array[int]:
+    """The array `_packed_ints` packed (ValueError if `data` is not one)."""
+    packed = array(code)
+    packed.frombytes(data)
+    if not _LITTLE_ENDIAN:
+        packed.byteswap()
+    return packed
+
+
+class _StampTable:
+    """A snapshot's stamp table as it is written: stamps in, their indexes out."""
+
+    def __init__(self, origins: list[str]) -> None:
+        self.origin_index = {origin: i for i, origin in enumerate(origins)}
+        # Index 0 is the zero stamp, left out of the columns.
+        self.hlc = array("q")
+        self.origin = array("I")
+        self.seq = array("q")
+
+    def extend(self, stamps: list[_Stamp]) -> None:
+        self.hlc.extend(map(_HLC, stamps))
+        self.origin.extend(map(self.origin_index.__getitem__, map(_ORIGIN, stamps)))
+        self.seq.extend(map(_SEQ, stamps))
+
+    def ref(self, stamp: _Stamp) -> int:
+        """The index of the zero stamp, or of `stamp` added."""
+        if stamp == _ZERO:
+            return 0
+        self.hlc.append(stamp.hlc)
+        self.origin.append(self.origin_index[stamp.origin])
+        self.seq.append(stamp.origin_seq)
+        return len(self.hlc)
+
+    def columns(self) -> _Stamps:
+        return _Stamps(_packed(self.hlc), _packed(self.origin), _packed(self.seq))
+
+
+def encode_snapshot(graph: GraphProjection) -> bytes:
+    """`graph`'s complete fold state as a snapshot (see GraphProjection.to_snapshot)."""
+    # Every origin ever folded: a superset of those in use, the same for the same events.
+    origins = sorted({"", *graph._origins})
+    records = list(graph._entities.values())
+    relations = list(graph._relations.values())
+    table = _StampTable(origins)
+    table.extend([entity.created for entity in records])
+    table.extend([entity.watermark for entity in records])
+    table.extend([relation.created for relation in relations])
+    strings: dict[str, int] = {}
+    return _ENCODER.encode(
+        _Snapshot(
+            position=graph.position,
+            entities_last=table.ref(graph._entities_last),
+            entities_unsorted=graph._entities_unsorted,
+            alive=graph._alive,
+            relations_last=table.ref(graph._relations_last),
+            relations_unsorted=graph._relations_unsorted,
+            visible=graph._visible,
+            origins=origins,
+            names=list(graph._entities),
+            **_entity_columns(records, relations, table, strings),
+            **_occurrence_columns(records),
+            **_relation_columns(graph, relations, table, strings),
+            strings=list(strings),  # last: the columns above fill it
+            stamps=table.columns(),
+        )
+    )
+
+
+def _entity_columns(
+    records: list[_Entity],
+    relations: list[_Relation],
+    table: _StampTable,
+    strings: dict[str, int],
+) -> dict[str, Any]:
+    ref = table.ref
+    new = strings.setdefault
+    index = dict(zip(relations, range(len(relations)), strict=True))
+    with_edges = [edges for edges in map(_EDGES, records) if edges]
+    return {
+        "types": _packed_ints("I", [new(t, len(strings)) for t in map(_TYPE, records)]),
+        "type_stamps": [
+            (i, ref(e.type_stamp))
+            for i, e in enumerate(records)
+            if e.type_stamp is not e.created and e.type_stamp != e.created
+        ],
+        "dead": [i for i, e in enumerate(records) if not e.alive],
+        "deleted": [(i, ref(e.deleted)) for i, e in enumerate(records) if e.deleted != _ZERO],
+        "unsorted": [i for i, e in enumerate(records) if e.occ_unsorted],
+        "content_deleted": [
+            (i, {content: ref(stamp) for content, stamp in e.content_deleted.items()})
+            for i, e in enumerate(records)
+            if e.content_deleted
+        ],
+        "edge_counts": _packed_ints("I", [len(e.edges) if e.edges else 0 for e in records]),
+        "edges": _packed_ints("I", map(index.__getitem__, chain.from_iterable(with_edges))),
+    }
+
+
+def _occurrence_columns(records: list[_Entity]) -> dict[str, Any]:
+    packed_at: list[int] = []
+    packed: list[bytes] = []
+    encode = _ENCODER.encode
+    for i, entity in enumerate(records):
+        occ = entity.occ
+        if entity.packed is not None:
+            if occ:
+                # Packed anew with the occurrences added since (no stamp hashed): it stays
+                # packed, and its next snapshot reuses these bytes.
+                both = _OCCURRENCES_DECODER.decode(entity.packed)
+                both.contents += occ.values()
+                both.stamps += occ
+                entity.packed = encode(both)
+                entity.occ = {}
+            packed_at.append(i)
+            packed.append(entity.packed)
+        elif occ:
+            packed_at.append(i)
+            packed.append(encode(_Occurrences(list(occ.values()), list(occ))))
+    return {"packed_at": _packed_ints("I", packed_at), "packed": packed}
+
+
+def _relation_columns(
+    graph: GraphProjection, relations: list[_Relation], table: _StampTable, strings: dict[str, int]
+) -> dict[str, Any]:
+    ref = table.ref
+    at = {name: i for i, name in enumerate(graph._entities)}.__getitem__
+    keys = list(graph._relations)
+    new = strings.setdefault
+    plain_tail = _PLAIN_TAIL
+    return {
+        "from_entities": _packed_ints("I", map(at, map(_FIRST, keys))),
+        "to_entities": _packed_ints("I", map(at, map(_SECOND, keys))),
+        "relation_types": _packed_ints("I", [new(t, len(strings)) for t in map(_THIRD, keys)]),
+        "hidden": [j for j, r in enumerate(relations) if not r.visible],
+        # Those that are not their key's plain creation, by value (as the log would give it).
+        "bases": [
+            (j, base)
+            for j, base in enumerate(map(_BASE, relations))
+            if base is not _PLAIN and (base is None or astuple(base)[3:] != plain_tail)
+        ],
+        "relation_deleted": [
+            (j, ref(r.deleted)) for j, r in enumerate(relations) if r.deleted != _ZERO
+        ],
+        "updates": [
+            (j, {field: (ref(stamp), value) for field, (stamp, value) in r.updates.items()})
+            for j, r in enumerate(relations)
+            if r.updates
+        ],
+    }
+
+
+def decode_snapshot(cls: type[GraphProjection], data: bytes | memoryview) -> GraphProjection:
+    """The `cls` instance `data` holds (see GraphProjection.from_snapshot)."""
+    # It makes a few hundred thousand tuples that live on: collections would only scan them.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _restored(cls, _SNAPSHOT_DECODER.decode(data))
+    except msgspec.DecodeError as error:
+        raise SnapshotError(f"not a graph snapshot: {error}") from None
+    except (IndexError, ValueError) as error:
+        if isinstance(error, SnapshotError):
+            raise
+        raise SnapshotError(f"the snapshot does not hold together: {error}") from None
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _restored(cls: type[GraphProjection], state: _Snapshot) -> GraphProjection:
+    graph = cls()
+    origins = state.origins
+    columns = state.stamps
+    hlc, origin, seq = (
+        _ints("q", columns.hlc),
+        _ints("I", columns.origin),
+        _ints("q", columns.seq),
+    )
+    # A short table shows as records missing, caught where they are paired with their keys.
+    if not len(hlc) == len(origin) == len(seq):
+        raise SnapshotError("the snapshot's stamp columns do not line up")
+    # One object per stamp, sharing their origin's string (often all have the same one).
+    if origin and columns.origin == columns.origin[:4] * len(origin):
+        origin_of: Iterator[str] = repeat(origins[origin[0]])
+    else:
+        origin_of = map(origins.__getitem__, origin)
+    table = [_ZERO, *map(_Stamp, hlc, origin_of, seq)]
+    relations = _restore_relations(graph, state, table)
+    _restore_entities(graph, state, table, relations)
+    graph.position = state.position
+    graph._entities_last = table[state.entities_last]
+    graph._entities_unsorted = state.entities_unsorted
+    graph._alive = state.alive
+    graph._relations_last = table[state.relations_last]
+    graph._relations_unsorted = state.relations_unsorted
+    graph._visible = state.visible
+    graph._origins = dict(zip(origins, origins, strict=True))
+    return graph
+
+
+def _restore_entities(
+    graph: GraphProjection, state: _Snapshot, table: list[_Stamp], relations: tuple[_Relation, ...]
+) -> None:
+    names = state.names
+    n = len(names)
+    types = _ints("I", state.types)
+    counts = _ints("I", state.edge_counts)
+    indexes = _ints("I", state.edges)
+    if len(types) != n or len(counts) != n or sum(counts) != len(indexes):
+        raise SnapshotError("the snapshot's entity columns do not line up")
+    packed: list[bytes | None] = [None] * n
+    for i, raw in zip(_ints("I", state.packed_at), state.packed, strict=True):
+        packed[i] = raw
+    starts = list(accumulate(counts, initial=0))
+    created = table[1 : n + 1]
+    records = list(
+        map(
+            _Entity,
+            created,
+            map(state.strings.__getitem__, types),
+            created,  # the type's stamp, but where listed
+            table[n + 1 : 2 * n + 1],
+            repeat(True),  # alive
+            repeat(_ZERO),  # deleted
+            iter(dict, None),  # a fresh `occ` each
+            repeat(False),  # occ_unsorted
+            repeat(None),  # content_deleted
+            packed,
+            map(_PackedEdges, repeat(relations), repeat(indexes), starts, starts[1:]),
+        )
+    )
+    for i, at in state.type_stamps:
+        records[i].type_stamp = table[at]
+    for i in state.dead:
+        records[i].alive = False
+    for i, at in state.deleted:
+        records[i].deleted = table[at]
+    for i in state.unsorted:
+        records[i].occ_unsorted = True
+    for i, deletions in state.content_deleted:
+        records[i].content_deleted = {content: table[at] for content, at in deletions.items()}
+    graph._entities = dict(zip(names, records, strict=True))
+    if len(graph._entities) != n:
+        raise SnapshotError("the snapshot holds an entity twice")
+
+
+def _restore_relations(
+    graph: GraphProjection, state: _Snapshot, table: list[_Stamp]
+) -> tuple[_Relation, ...]:
+    names = state.names
+    n = len(names)
+    from_entities = _ints("I", state.from_entities)
+    to_entities = _ints("I", state.to_entities)
+    relation_types = _ints("I", state.relation_types)
+    m = len(from_entities)
+    if len(to_entities) != m or len(relation_types) != m:
+        raise SnapshotError("the snapshot's relation columns do not line up")
+    keys = list(
+        zip(
+            map(names.__getitem__, from_entities),
+            map(names.__getitem__, to_entities),
+            map(state.strings.__getitem__, relation_types),
+            strict=True,
+        )
+    )
+    relations = list(
+        map(
+            _Relation,
+            keys,
+            table[2 * n + 1 : 2 * n + m + 1],
+            repeat(_PLAIN),  # base, but where listed
+            repeat(_ZERO),  # deleted
+            repeat(True),  # visible
+        )
+    )
+    for j in state.hidden:
+        relations[j].visible = False
+    for j, base in state.bases:
+        relations[j].base = base
+    for j, at in state.relation_deleted:
+        relations[j].deleted = table[at]
+    for j, updates in state.updates:
+        relations[j].updates = {field: (table[at], value) for field, (at, value) in updates.items()}
+    graph._relations = dict(zip(keys, relations, strict=True))
+    if len(graph._relations) != m:
+        raise SnapshotError("the snapshot holds a relation twice")
+    return tuple(relations)  # untracked by the first collection: never scanned again
