@@ -34,6 +34,7 @@ import structlog
 from eventstore.hlc import ms_of
 from eventstore.log import Checkpoint, EventLog
 from projections.graph import GraphProjection
+from projections.search import ENTITY_SEPARATOR, entity_text
 
 __all__ = [
     "ACCEPTED_FORMS",
@@ -105,13 +106,11 @@ class FrozenSearch:
         texts: list[str] = []
         for entity in graph.entities():
             names.append(entity.name)
-            texts.append(
-                "\x00".join((entity.name, entity.entity_type, *entity.observations)).lower()
-            )
+            texts.append(entity_text(entity))
         self._names = names
         # starts[i] is where entity i begins in the joined text; one more marks the end.
         self._starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
-        self._joined = "\x01".join(texts)
+        self._joined = ENTITY_SEPARATOR.join(texts)
 
     def search(self, graph: GraphProjection, query: str) -> list[str]:
         if not self._names:

@@ -87,8 +87,12 @@ class EntitySource(Protocol):
     def entity_count(self) -> int: ...
 
 
-def _text(entity: _Entity) -> str:
+def entity_text(entity: _Entity) -> str:
+    """The searchable text of an entity: `name NUL type NUL obs...`, lowercased."""
     return _FIELD.join((entity.name, entity.entity_type, *entity.observations)).lower()
+
+
+ENTITY_SEPARATOR = _ENTITY
 
 
 def _utf8(text: str) -> bytes:
@@ -287,14 +291,14 @@ class SearchProjection:
                 if name not in created or created[name] not in (None, key):
                     # Its creation stands (none noted, or the noted ones lost to it): it keeps
                     # its place, with its new text.
-                    self._replace(segment, name, _text(self._entity(graph, name)))
+                    self._replace(segment, name, entity_text(self._entity(graph, name)))
                     continue
                 self._remove(name)
             added.append((key, name))
         # New incarnations go last, in creation order, which is the graph's listing order.
         added.sort()
         for key, name in added:
-            self._append(name, _text(self._entity(graph, name)), key)
+            self._append(name, entity_text(self._entity(graph, name)), key)
 
     @staticmethod
     def _entity(graph: EntitySource, name: str) -> _Entity:
@@ -310,7 +314,7 @@ class SearchProjection:
         for entity in graph.entities():
             if entity.name in noted:
                 names.append(entity.name)
-                texts.append(_text(entity))
+                texts.append(entity_text(entity))
         if not names:
             return
         self._last_key = graph.creation_key(names[-1])
