@@ -10,7 +10,8 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 import structlog
 
@@ -36,8 +37,44 @@ class _Positioned(Protocol):
 P = TypeVar("P", bound=_Positioned)
 
 
+@dataclass(frozen=True)
+class _Kind(Generic[P]):
+    """A checkpointed projection: its name, snapshot versions and how to restore one."""
+
+    name: str
+    version: int
+    readable_versions: frozenset[int]
+    restore: Callable[[bytes], P]
+
+
+# Read when used, not when imported: a test may stand in for another projection version.
+def _graph() -> _Kind[GraphProjection]:
+    cls = GraphProjection
+    return _Kind(cls.name, cls.version, cls.readable_versions, cls.from_snapshot)
+
+
+def _schemas() -> _Kind[SchemaProjection]:
+    cls = SchemaProjection
+    return _Kind(cls.name, cls.format_version, cls.readable_versions, cls.from_snapshot)
+
+
+def _conflicts() -> _Kind[ConflictsProjection]:
+    cls = ConflictsProjection
+    return _Kind(cls.name, cls.version, cls.readable_versions, cls.from_snapshot)
+
+
 # On a long log, a checkpoint is due only after this fraction of the position (1 / value).
 SPARSER_AFTER = 4
+
+
+@dataclass(frozen=True)
+class Restored:
+    """The graph and schema views a checkpoint restored; `stale` if either came from one of
+    an earlier version (Checkpointer.restore)."""
+
+    graph: GraphProjection
+    schemas: SchemaProjection
+    stale: bool
 
 
 class Checkpointer:
@@ -78,25 +115,21 @@ class Checkpointer:
 
     # --- loading --------------------------------------------------------------------------
 
-    def restore(self) -> tuple[GraphProjection, SchemaProjection] | None:
+    def restore(self, *, accept_stale: bool = False) -> Restored | None:
         """The graph and schema views as of the newest valid graph checkpoint, level with each
-        other; None without one (fold from the start)."""
+        other; None without one (fold from the start). With `accept_stale`, a checkpoint of an
+        earlier version the projection still reads (its `readable_versions`) is restored when
+        none of the current version is found, and the result is marked stale: it may differ
+        from what this version folds, so it serves only until a rebuild replaces it."""
         self.graph_at = self.conflicts_at = 0
         if not self.enabled:
             return None
-        graph = self._load(
-            GraphProjection.name, GraphProjection.version, GraphProjection.from_snapshot, None
-        )
-        if graph is None:
+        found = self._load(_graph(), None, accept_stale)
+        if found is None:
             return None
-        schemas = self._load(
-            SchemaProjection.name,
-            SchemaProjection.format_version,
-            SchemaProjection.from_snapshot,
-            graph.position,
-        )
-        if schemas is None:
-            schemas = SchemaProjection()
+        graph, graph_stale = found
+        loaded = self._load(_schemas(), graph.position, accept_stale)
+        schemas, schemas_stale = loaded if loaded is not None else (SchemaProjection(), False)
         if schemas.position < graph.position:
             # Both are saved together, so only a damaged record lags: bring it level.
             fresh = self._log.read_from(schemas.position + 1)
@@ -106,26 +139,49 @@ class Checkpointer:
                     break
             schemas.position = graph.position
         self.graph_at = graph.position
-        return graph, schemas
+        return Restored(graph, schemas, graph_stale or schemas_stale)
 
-    def restore_conflicts(self, at_or_before: int) -> ConflictsProjection | None:
+    def restore_conflicts(
+        self, at_or_before: int, *, accept_stale: bool = False
+    ) -> tuple[ConflictsProjection, bool] | None:
+        """The conflict view as of its newest valid checkpoint at or before a position, and
+        whether it is stale (see `restore`); None without one."""
         if not self.enabled:
             return None
-        conflicts = self._load(
-            ConflictsProjection.name,
-            ConflictsProjection.version,
-            ConflictsProjection.from_snapshot,
-            at_or_before,
-        )
-        if conflicts is not None:
-            self.conflicts_at = conflicts.position
-        return conflicts
+        found = self._load(_conflicts(), at_or_before, accept_stale)
+        if found is not None and not found[1]:
+            self.conflicts_at = found[0].position
+        return found
 
     def _load(
-        self, name: str, version: int, restore: Callable[[bytes], P], at_or_before: int | None
-    ) -> P | None:
-        """The newest checkpoint of `name` that loads and restores; one that does not is
-        logged and passed over for the one before it."""
+        self, kind: _Kind[P], at_or_before: int | None, accept_stale: bool
+    ) -> tuple[P, bool] | None:
+        """The newest usable checkpoint of `kind` at its version, else (with `accept_stale`)
+        the newest of its readable versions, with whether it is one of those."""
+        current = self._load_version(kind, kind.version, at_or_before)
+        if current is not None or not accept_stale:
+            return None if current is None else (current, False)
+        stale: P | None = None
+        stale_version = kind.version
+        for readable in sorted(kind.readable_versions):
+            found = self._load_version(kind, readable, at_or_before)
+            if found is not None and (stale is None or found.position > stale.position):
+                stale, stale_version = found, readable
+        if stale is None:
+            return None
+        log.warning(
+            "checkpoint_stale",
+            checkpoint=kind.name,
+            version=stale_version,
+            current_version=kind.version,
+            position=stale.position,
+        )
+        return stale, True
+
+    def _load_version(self, kind: _Kind[P], version: int, at_or_before: int | None) -> P | None:
+        """The newest checkpoint of `kind` at `version` that loads and restores; one that does
+        not is logged and passed over for the one before it."""
+        name, restore = kind.name, kind.restore
         while True:
             started = time.perf_counter()
             found: Checkpoint | None = None
@@ -145,6 +201,7 @@ class Checkpointer:
             log.info(
                 "checkpoint_loaded",
                 checkpoint=name,
+                version=version,
                 position=found.position,
                 bytes=len(found.payload),
                 seconds=round(time.perf_counter() - started, 3),

@@ -177,7 +177,11 @@ class GraphWriterActor(pykka.ThreadingActor):
         *,
         checkpoint_every: int | None = CHECKPOINT_EVERY,
         checkpoints_kept: int = CHECKPOINTS_KEPT,
+        serve_stale: bool = False,
     ) -> None:
+        """`serve_stale`: a long-running server's choice. When the only checkpoints are of an
+        earlier projection version this one still reads (after an upgrade), answer from them
+        while a background rebuild folds the log anew, instead of refolding before serving."""
         super().__init__()
         self._log = event_log
         self._subscribers = subscribers or Subscribers()
@@ -196,6 +200,10 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._checkpoints = Checkpointer(event_log, checkpoint_every, checkpoints_kept)
         self._conflicts_restored = False
         self._rebuild: BackgroundFold | None = None  # the background rebuild running, if any
+        self._serve_stale = serve_stale
+        # True while some model served came from a checkpoint of an earlier version: never
+        # saved as a checkpoint, replaced by the background rebuild.
+        self._stale = False
 
     # --- pykka hooks ----------------------------------------------------------------------
 
@@ -212,6 +220,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         )
         if self._checkpoint_due(1):
             self.actor_ref.tell(_CheckpointDue())
+        self._rebuild_if_stale()
 
     def on_receive(self, message: Any) -> Any:
         try:
@@ -251,7 +260,7 @@ class GraphWriterActor(pykka.ThreadingActor):
             case AskModels(query=models_query, reply=reply):
                 self._answer(reply, models_query, self._all_models)
             case Rebuild(reply=reply):
-                self._start_rebuild(reply)
+                self._start_rebuild("requested").waiters.append(reply)
             case _Rebuilt(folded=folded):
                 self._finish_rebuild(folded)
             case _CheckpointDue():
@@ -292,9 +301,14 @@ class GraphWriterActor(pykka.ThreadingActor):
     def _current_conflicts(self) -> ConflictsProjection:
         if not self._conflicts_restored:
             self._conflicts_restored = True
-            restored = self._checkpoints.restore_conflicts(self._graph.position)
+            restored = self._checkpoints.restore_conflicts(
+                self._graph.position, accept_stale=self._serve_stale
+            )
             if restored is not None:
-                self._conflicts = restored
+                self._conflicts, stale = restored
+                if stale:
+                    self._stale = True
+                    self._rebuild_if_stale()
         conflicts = self._conflicts
         if conflicts.position < self._graph.position:
             fresh = self._log.read_from(conflicts.position + 1)
@@ -385,10 +399,12 @@ class GraphWriterActor(pykka.ThreadingActor):
     def _reset_models(self) -> None:
         """Drop models that may hold uncommitted events: back to the newest checkpoint."""
         self._restore_models()
+        self._rebuild_if_stale()
 
     # --- background rebuild ---------------------------------------------------------------
 
-    def _start_rebuild(self, reply: Reply[RebuildResult]) -> None:
+    def _start_rebuild(self, reason: str) -> BackgroundFold:
+        """The background rebuild, started unless one is running (it answers for both)."""
         if self._rebuild is None:
             ref = self.actor_ref
 
@@ -398,8 +414,12 @@ class GraphWriterActor(pykka.ThreadingActor):
 
             self._rebuild = BackgroundFold(self._log, done)
             self._rebuild.start()
-            log.info("rebuild_started", position=self._graph.position)
-        self._rebuild.waiters.append(reply)  # a running rebuild answers this request too
+            log.info("rebuild_started", position=self._graph.position, reason=reason)
+        return self._rebuild
+
+    def _rebuild_if_stale(self) -> None:
+        if self._stale and self._rebuild is None:
+            self._start_rebuild("stale_checkpoint")
 
     def _finish_rebuild(self, folded: Folded) -> None:
         """On the writer's thread: catch the fresh models up to where the old ones are, then
@@ -409,7 +429,8 @@ class GraphWriterActor(pykka.ThreadingActor):
         models = folded.models
         if models is None:
             error = folded.error or RuntimeError("the rebuild produced nothing")
-            log.error("rebuild_failed", reason=repr(error))
+            # Stale models go on serving (the next start tries again): better than none.
+            log.error("rebuild_failed", reason=repr(error), serving_stale=self._stale)
             rebuild.settle(error)
             return
         started = time.perf_counter()
@@ -429,6 +450,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._schemas = models.schemas
         self._conflicts = models.conflicts
         self._conflicts_restored = True  # no older checkpoint may replace the fresh fold
+        self._stale = False
         self._fresh_derived_models()
         if self._checkpoints.enabled:
             self._save_checkpoints(final=True)
@@ -455,19 +477,25 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._conflicts = ConflictsProjection()
         self._schemas = SchemaProjection()
         self._conflicts_restored = not self._checkpoints.enabled
-        restored = self._checkpoints.restore()
+        self._stale = False
+        restored = self._checkpoints.restore(accept_stale=self._serve_stale)
         if restored is not None:
-            self._graph, self._schemas = restored
+            self._graph, self._schemas = restored.graph, restored.schemas
+            self._stale = restored.stale
             self._search.note_names(self._graph.entity_names())
         # Parses the whole graph lazily, on its first query.
         self._schema_view = SchemaViewProjection(self._graph, self._schemas)
 
     def _checkpoint_due(self, intervals: int) -> bool:
-        return not self._dirty and self._checkpoints.due(self._graph.position, intervals)
+        return (
+            not self._dirty
+            and not self._stale
+            and self._checkpoints.due(self._graph.position, intervals)
+        )
 
     def _save_checkpoints(self, *, final: bool = False) -> None:
-        if self._dirty:
-            return  # never a model that may hold uncommitted events
+        if self._dirty or self._stale:
+            return  # never a model that may hold uncommitted events, or another version's
         self._checkpoints.save(self._graph, self._schemas, self._conflicts, final=final)
 
     def _catch_up(self, *, start_up: bool = False) -> None:

@@ -47,10 +47,13 @@ def start_actors(
     *,
     load_schemas: bool = False,
     hooks: Hooks | None = None,
+    serve_stale: bool = False,
 ) -> App:
     """Start the actors under one supervisor. The schema registry (loading and watching schema
     files) starts only with `load_schemas`: the server wants it; one-shot commands such as
-    import and export, and most tests, do not."""
+    import and export, and most tests, do not. `serve_stale` (the server's choice too): after
+    an upgrade, answer from an earlier version's checkpoints while the read models are
+    rebuilt in the background (GraphWriterActor); one-shot commands refold first instead."""
     hooks = hooks if hooks is not None else Hooks(load_hooks(settings.hooks))
     subscribers = Subscribers()
     supervisor = SupervisorActor.start()
@@ -64,6 +67,7 @@ def start_actors(
                 handle,
                 hooks,
                 checkpoint_every=settings.checkpoint_every or None,
+                serve_stale=serve_stale,
             )
 
         start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
@@ -103,14 +107,16 @@ def stop_actors(app: App) -> None:
 
 
 @contextmanager
-def running(settings: Settings, *, load_schemas: bool = True) -> Iterator[App]:
-    """Open the data dir and run the actors for the duration of the block."""
+def running(
+    settings: Settings, *, load_schemas: bool = True, serve_stale: bool = False
+) -> Iterator[App]:
+    """Open the data dir and run the actors for the duration of the block (see start_actors)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     event_log = LmdbEventLog.open(
         settings.data_dir, durability=settings.durability, node_id=settings.node_id
     )
     try:
-        app = start_actors(settings, event_log, load_schemas=load_schemas)
+        app = start_actors(settings, event_log, load_schemas=load_schemas, serve_stale=serve_stale)
         log.info(
             "graphmem_started",
             data_dir=str(settings.data_dir),

@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(settings: Settings, http: tuple[str, int] | None) -> int:
-    with running(settings) as app:
+    with running(settings, serve_stale=True) as app:
         if http is None:
             serve_stdio(app)
         else:

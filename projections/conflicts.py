@@ -14,7 +14,7 @@ per-origin dict is made only once a second origin shows up.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -90,7 +90,10 @@ class ConflictsProjection:
     """Per element, the latest write of each origin; conflicts are elements with several."""
 
     name = "conflicts"
-    version = 1
+    version = 1  # as GraphProjection.version
+    readable_versions: ClassVar[frozenset[int]] = (
+        frozenset()
+    )  # as GraphProjection.readable_versions
 
     def __init__(self) -> None:
         self.position = 0

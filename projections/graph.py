@@ -23,7 +23,7 @@ projection from one thread at a time.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -74,7 +74,13 @@ class GraphProjection:
     """Entities, observations, relations and adjacency, folded from envelopes (pure, no I/O)."""
 
     name = "graph"
-    version = 2  # of the snapshot format: bump on any change to the records or _Snapshot
+    # Bump on any change to what a log folds to, to the records or to _Snapshot: a checkpoint
+    # of another version is never taken for a current one.
+    version = 2
+    # Earlier versions whose snapshots from_snapshot still reads (the fold changed, the layout
+    # did not): after an upgrade, a served process answers from one while it refolds the log
+    # in the background (see actors.checkpointer). A layout change drops them.
+    readable_versions: ClassVar[frozenset[int]] = frozenset()
 
     def __init__(self) -> None:
         self.position = 0

@@ -43,6 +43,8 @@ class SchemaProjection:
 
     name = "schemas"
     format_version: ClassVar[int] = 1
+    # Other format versions from_snapshot reads (see GraphProjection.readable_versions).
+    readable_versions: ClassVar[frozenset[int]] = frozenset()
 
     def __init__(self) -> None:
         self.position = 0

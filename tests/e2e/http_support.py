@@ -98,8 +98,11 @@ def _stop(service: HttpService) -> None:
 
 
 @contextmanager
-def http_service(data_dir: Path, log_path: Path) -> Iterator[HttpService]:
-    """Run `python -m graphmem serve --http` on `data_dir` until the block ends."""
+def http_service(
+    data_dir: Path, log_path: Path, *, module: str = "graphmem", **env_extra: str
+) -> Iterator[HttpService]:
+    """Run `python -m graphmem serve --http` on `data_dir` until the block ends (`module`: a
+    stand-in for graphmem, such as tests.e2e.upgraded_graphmem; `env_extra`: more settings)."""
     port = free_port()
     user_schemas = data_dir / "user-schemas"  # never a developer's ~/.config/graphmem
     user_schemas.mkdir(parents=True, exist_ok=True)
@@ -108,10 +111,11 @@ def http_service(data_dir: Path, log_path: Path) -> Iterator[HttpService]:
         "GRAPHMEM_SCHEMAS_DIR": str(user_schemas),
         "GRAPHMEM_LOG_LEVEL": "INFO",
         "PATH": os.environ.get("PATH", ""),
+        **env_extra,
     }
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "graphmem", "serve", "--http", f"{HOST}:{port}"],
+            [sys.executable, "-m", module, "serve", "--http", f"{HOST}:{port}"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

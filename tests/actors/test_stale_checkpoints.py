@@ -1,0 +1,204 @@
+"""Checkpoints of an earlier projection version after an upgrade: a server answers from them
+while the background rebuild folds the log anew, then serves the fresh models; anything else
+refolds before serving and never takes another version's snapshot for its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from actors.checkpointer import Checkpointer
+from eventstore.events import EntityCreated, Envelope
+from eventstore.lmdb_log import LmdbEventLog
+from eventstore.log import Checkpoint, EventLog
+from eventstore.memory_log import InMemoryEventLog
+from projections.conflicts import ConflictsProjection
+from projections.graph import GraphProjection
+from projections.schemas import SchemaProjection
+from tests.actors.test_rebuild import WAIT, GatedReads, Writer, folded, people, write_some
+
+OLD = GraphProjection.version
+NEW = OLD + 1
+
+
+@pytest.fixture
+def upgraded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process stands in for a graphmem whose graph fold changed but whose snapshot
+    layout did not: version NEW, reading OLD's snapshots."""
+    monkeypatch.setattr(GraphProjection, "version", NEW)
+    monkeypatch.setattr(GraphProjection, "readable_versions", frozenset({OLD}))
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Iterator[Path]:
+    yield tmp_path / "data"
+
+
+def old_checkpoint(event_log: EventLog, version: int = OLD) -> None:
+    """A checkpoint at the log's end, as the old fold left it: it holds an entity, Ghost, that
+    the log's events do not make (what makes the stale model tell itself apart)."""
+    graph = GraphProjection()
+    graph.apply_all(event_log.read_from(1))
+    last = event_log.last_position()
+    graph.apply(Envelope(position=last, origin="old", origin_seq=1, hlc=1, tx=1,
+                         event=EntityCreated(name="Ghost", entity_type="t")))  # fmt: skip
+    schemas = SchemaProjection()
+    schemas.apply_all(event_log.read_from(1))
+    event_log.checkpoints.save(
+        Checkpoint("graph", version, last, graph.to_snapshot()),
+        Checkpoint("schemas", SchemaProjection.format_version, last, schemas.to_snapshot()),
+    )
+
+
+def events(logs: list[dict[str, object]], name: str) -> list[dict[str, object]]:
+    return [entry for entry in logs if entry["event"] == name]
+
+
+def prepared(event_log: EventLog) -> None:
+    """Some writes by the old version, then its checkpoint (Ghost included)."""
+    writer = Writer(event_log, checkpoint_every=None)
+    try:
+        write_some(writer, "Ann", "Bob")
+    finally:
+        writer.stop()
+    old_checkpoint(event_log)
+
+
+@pytest.mark.usefixtures("upgraded")
+def test_a_server_answers_from_the_stale_checkpoint_until_the_background_rebuild_replaces_it(
+    data_dir: Path,
+) -> None:
+    with LmdbEventLog.open(data_dir) as inner:
+        prepared(inner)
+        gated = GatedReads(inner)
+        with capture_logs() as logs:
+            writer = Writer(gated, serve_stale=True, checkpoint_every=1)  # type: ignore[arg-type]
+            try:
+                # The rebuild started on its own and is held at the gate: the stale model serves,
+                # writes go on, and nothing is saved from it however often a checkpoint is due.
+                assert gated.reading.wait(WAIT)
+                assert writer.ask(lambda g: g.has_entity("Ghost"))
+                write_some(writer, "Cy", "Dee")
+                assert writer.ask(lambda g: g.has_entity("Cy"))
+                assert {e.version for e in inner.checkpoints.entries("graph")} == {OLD}
+
+                joined = writer.rebuild()  # answered by the rebuild already running
+                gated.gate.set()
+                result = joined.wait(WAIT)
+
+                assert result.position == inner.last_position()
+                assert not writer.ask(lambda g: g.has_entity("Ghost"))
+                assert writer.ask(lambda g: g.snapshot()) == folded(inner)
+                assert writer.ask_models(lambda m: m.search.search(m.graph, "Ghost")) == []
+                writer.run(people("Eve"))
+                assert writer.ask(lambda g: g.has_entity("Eve"))
+            finally:
+                gated.gate.set()
+                writer.stop()
+        started = events(logs, "rebuild_started")
+        assert [e["reason"] for e in started] == ["stale_checkpoint"]
+        assert events(logs, "checkpoint_stale")
+        # Fresh checkpoints of the new version replace the stale ones.
+        stored = inner.checkpoints.entries("graph")
+        assert {e.version for e in stored} == {NEW}
+        assert stored[-1].position == inner.last_position()
+
+
+@pytest.mark.usefixtures("upgraded")
+def test_the_next_start_after_the_rebuild_restores_the_new_checkpoint(data_dir: Path) -> None:
+    with LmdbEventLog.open(data_dir) as inner:
+        prepared(inner)
+        writer = Writer(inner, serve_stale=True)
+        try:
+            writer.rebuild().wait(WAIT)  # joins the stale rebuild, or follows it
+        finally:
+            writer.stop()
+        with capture_logs() as logs:
+            writer = Writer(inner, serve_stale=True)
+            try:
+                assert writer.ask(lambda g: g.snapshot()) == folded(inner)
+            finally:
+                writer.stop()
+        assert not events(logs, "rebuild_started")
+        assert not events(logs, "checkpoint_stale")
+
+
+@pytest.mark.usefixtures("upgraded")
+def test_a_one_shot_process_refolds_instead_of_answering_from_a_stale_checkpoint() -> None:
+    event_log = InMemoryEventLog(node_id="n1")
+    prepared(event_log)
+    with capture_logs() as logs:
+        writer = Writer(event_log)  # serve_stale defaults to False (import, export, tests)
+        try:
+            assert not writer.ask(lambda g: g.has_entity("Ghost"))
+            assert writer.ask(lambda g: g.snapshot()) == folded(event_log)
+        finally:
+            writer.stop()
+    assert not events(logs, "rebuild_started")
+
+
+def test_a_checkpoint_of_a_version_this_one_cannot_read_is_ignored_even_by_a_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(GraphProjection, "version", NEW)  # and OLD is not readable
+    event_log = InMemoryEventLog(node_id="n1")
+    prepared(event_log)
+    with capture_logs() as logs:
+        writer = Writer(event_log, serve_stale=True)
+        try:
+            assert writer.ask(lambda g: g.snapshot()) == folded(event_log)
+        finally:
+            writer.stop()
+    assert not events(logs, "rebuild_started")
+    assert not events(logs, "checkpoint_stale")
+
+
+@pytest.mark.usefixtures("upgraded")
+def test_a_checkpoint_of_the_current_version_wins_over_a_newer_stale_one() -> None:
+    event_log = InMemoryEventLog(node_id="n1")
+    event_log.append([EntityCreated(name="Ann", entity_type="t")])
+    current = GraphProjection()
+    current.apply_all(event_log.read_from(1))
+    event_log.checkpoints.save(Checkpoint("graph", NEW, 1, current.to_snapshot()))
+    event_log.append([EntityCreated(name="Bob", entity_type="t")])
+    old_checkpoint(event_log)
+
+    restored = Checkpointer(event_log).restore(accept_stale=True)
+
+    assert restored is not None
+    assert (restored.graph.position, restored.stale) == (1, False)
+
+
+def test_a_stale_conflict_view_is_served_while_the_rebuild_replaces_it(
+    monkeypatch: pytest.MonkeyPatch, data_dir: Path
+) -> None:
+    old = ConflictsProjection.version
+    with LmdbEventLog.open(data_dir) as inner:
+        writer = Writer(inner)
+        try:
+            write_some(writer, "Ann", "Bob")
+            assert writer.ask_models(lambda m: m.conflicts.position) == inner.last_position()
+        finally:
+            writer.stop()  # saves the conflict view, at version `old`
+        assert {e.version for e in inner.checkpoints.entries("conflicts")} == {old}
+        monkeypatch.setattr(ConflictsProjection, "version", old + 1)
+        monkeypatch.setattr(ConflictsProjection, "readable_versions", frozenset({old}))
+        gated = GatedReads(inner)
+        with capture_logs() as logs:
+            writer = Writer(gated, serve_stale=True)  # type: ignore[arg-type]
+            try:
+                # The graph's checkpoint is current; the conflict view, restored on first use,
+                # is not: it answers, and the rebuild starts then.
+                assert writer.ask_models(lambda m: m.conflicts.position) == inner.last_position()
+                assert gated.reading.wait(WAIT)
+                joined = writer.rebuild()
+                gated.gate.set()
+                joined.wait(WAIT)
+            finally:
+                gated.gate.set()
+                writer.stop()
+        assert [e["reason"] for e in events(logs, "rebuild_started")] == ["stale_checkpoint"]
+        assert {e.version for e in inner.checkpoints.entries("conflicts")} == {old + 1}
