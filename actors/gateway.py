@@ -9,17 +9,10 @@ import pykka
 
 from actors.bridge import AsyncReply, BlockingReply, Reply
 from actors.commands import Command, CommandResult
-from actors.graph_writer import (
-    Ask,
-    AskModels,
-    Execute,
-    GraphWriterActor,
-    ReadModels,
-    Rebuild,
-    Subscriber,
-    Subscribers,
-)
+from actors.graph_writer import Ask, AskModels, Execute, GraphWriterActor, Rebuild
+from actors.read_models import ReadModels
 from actors.rebuild import RebuildResult
+from actors.subscribers import Subscriber, Subscribers
 from actors.supervisor import SupervisorActor
 from eventstore.events import Cause
 from projections.graph import GraphProjection

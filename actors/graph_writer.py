@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,9 @@ from actors.commands import Command, CommandResult
 from actors.decide import Decision, decide
 from actors.errors import CommandRejectedError
 from actors.hooks import Hooks, operation_of
+from actors.read_models import ModelsQuery, ReadModels
 from actors.rebuild import BackgroundFold, Folded, Models, RebuildResult, fold_log
+from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorHandle
 from eventstore.events import Cause, Envelope
 from eventstore.log import EventLog, LogTransaction
@@ -38,83 +39,6 @@ Query = Callable[[GraphProjection], Any]
 
 # A decided command once appended: its result, its envelopes, the command and its decision.
 _Outcome = tuple[CommandResult, list[Envelope], Command, Decision]
-
-
-class ReadModels:
-    """Every read model the writer keeps current, for queries that need more than the graph.
-
-    The conflict view is folded lazily, on its first use after a change: it costs as much as
-    the graph fold, and neither start-up nor a query that does not read it should pay for it.
-    """
-
-    def __init__(
-        self,
-        graph: GraphProjection,
-        search: SearchProjection,
-        schemas: SchemaProjection,
-        schema_view: SchemaViewProjection,
-        conflicts: Callable[[], ConflictsProjection],
-        *,
-        history: Callable[[], HistoryProjection] = HistoryProjection,
-        event_log: EventLog | None = None,
-    ) -> None:
-        self.graph = graph
-        self.search = search
-        self.schemas = schemas
-        self.schema_view = schema_view
-        self._conflicts = conflicts
-        self._history = history
-        # For reading events back (history) off the writer's thread.
-        self.event_log = event_log
-
-    @property
-    def conflicts(self) -> ConflictsProjection:
-        return self._conflicts()
-
-    @property
-    def history(self) -> HistoryProjection:
-        """Folded lazily, like the conflict view."""
-        return self._history()
-
-
-ModelsQuery = Callable[[ReadModels], Any]
-
-
-@dataclass(frozen=True)
-class Published:
-    """Committed envelopes handed to subscribers; `local` is False for other processes' writes."""
-
-    envelopes: Sequence[Envelope]
-    local: bool
-
-
-Subscriber = Callable[[Published], None]
-
-
-class Subscribers:
-    """The subscriber list, shared with every incarnation of the writer so restarts keep it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._items: tuple[Subscriber, ...] = ()
-
-    def add(self, subscriber: Subscriber) -> None:
-        with self._lock:
-            self._items = (*self._items, subscriber)
-
-    def remove(self, subscriber: Subscriber) -> None:
-        with self._lock:
-            self._items = tuple(s for s in self._items if s is not subscriber)
-
-    def publish(self, envelopes: Sequence[Envelope], *, local: bool) -> None:
-        if not envelopes:
-            return
-        published = Published(envelopes, local)
-        for subscriber in self._items:
-            try:
-                subscriber(published)
-            except Exception:  # a failing subscriber never affects the write
-                log.exception("subscriber_failed", subscriber=repr(subscriber))
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from actors.commands import Command, CommandResult, CommitTransaction, Transacti
 from actors.decide import decide
 from actors.errors import CommandRejectedError
 from actors.gateway import GraphGateway
-from actors.graph_writer import ReadModels
 from actors.hooks import Hooks
+from actors.read_models import ReadModels
 from eventstore.events import Cause
 
 __all__ = [

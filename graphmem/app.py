@@ -11,9 +11,10 @@ import pykka
 import structlog
 
 from actors.gateway import GraphGateway
-from actors.graph_writer import GraphWriterActor, Subscribers
+from actors.graph_writer import GraphWriterActor
 from actors.hooks import Hooks
 from actors.schema_registry import SchemaRegistryActor
+from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorActor, SupervisorHandle
 from actors.time_travel import TimeTravel
 from actors.transaction_coordinator import TransactionCoordinatorActor, TransactionGateway

@@ -23,7 +23,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from actors.graph_writer import Published
+from actors.subscribers import Published
 from eventstore.events import SchemaRegistered, SchemaRetired
 
 log = structlog.get_logger(__name__)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from mcp import types
 
 from actors.gateway import GraphGateway
-from actors.graph_writer import ReadModels
+from actors.read_models import ReadModels
 from graphmem.tools.base import ToolSpec
 from graphmem.tools.dynamic import dynamic_tools
 from graphmem.tools.history_tools import HISTORY_TOOLS

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Protocol, cast
 
 import msgspec
 
-from actors.graph_writer import ReadModels
+from actors.read_models import ReadModels
 from graphmem.history import EnvelopeSource, HistoryPage, read_page
 from graphmem.tools.base import (
     ToolContext,

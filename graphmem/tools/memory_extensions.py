@@ -25,7 +25,7 @@ from actors.commands import (
     UpdateObservations,
     UpdateRelations,
 )
-from actors.graph_writer import ReadModels
+from actors.read_models import ReadModels
 from eventstore.hlc import ms_of
 from graphmem.tools import memory_extension_schemas as s
 from graphmem.tools.base import (

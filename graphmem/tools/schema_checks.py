@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 from mcp import types
 
-from actors.graph_writer import ReadModels
+from actors.read_models import ReadModels
 from graphmem.tools.base import ToolContext, ToolOutcome, ToolSpec, check_names, parse_args
 from graphmem.tools.memory_schemas import READ
 from graphmem.tools.mesh_format import mesh_ok

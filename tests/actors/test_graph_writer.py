@@ -22,7 +22,8 @@ from actors.commands import (
     RelationInput,
 )
 from actors.errors import EntityNotFoundError
-from actors.graph_writer import Execute, Published
+from actors.graph_writer import Execute
+from actors.subscribers import Published
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import EventLog, LogTransaction
 from eventstore.memory_log import InMemoryEventLog

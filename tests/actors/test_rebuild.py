@@ -23,7 +23,8 @@ from actors.commands import (
     ObservationInput,
     RelationInput,
 )
-from actors.graph_writer import Ask, AskModels, Execute, GraphWriterActor, ReadModels, Rebuild
+from actors.graph_writer import Ask, AskModels, Execute, GraphWriterActor, Rebuild
+from actors.read_models import ReadModels
 from actors.rebuild import (
     Models,
     RebuildCancelledError,

@@ -13,9 +13,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from actors.commands import RegisterSchemas, SchemaDefinition
-from actors.graph_writer import Published
 from actors.hooks import HookEvent, Hooks, HookVetoError
 from actors.schema_registry import ScanReport, SchemaProblem, SchemaRegistryActor
+from actors.subscribers import Published
 from eventstore.events import SchemaRegistered, SchemaRetired
 from eventstore.memory_log import InMemoryEventLog
 from graphmem.app import App, start_actors, stop_actors

@@ -19,7 +19,8 @@ from actors.commands import (
     ObservationInput,
     RelationInput,
 )
-from actors.graph_writer import Ask, AskModels, Execute, GraphWriterActor, ReadModels
+from actors.graph_writer import Ask, AskModels, Execute, GraphWriterActor
+from actors.read_models import ReadModels
 from eventstore.checkpoints import encode_record
 from eventstore.events import EntityCreated, ObservationAdded
 from eventstore.lmdb_log import LmdbEventLog

@@ -13,8 +13,8 @@ import pytest
 from actors.commands import Command, CreateEntities, CreateRelations, EdgeInput, EdgeKey, NodeInput
 from actors.decide import decide
 from actors.gateway import GraphGateway
-from actors.graph_writer import ReadModels
 from actors.hooks import HookEvent, Hooks, HookVetoError
+from actors.read_models import ReadModels
 from eventstore.events import AnyEvent, Cause, RelationCreated
 from graphmem.tools.base import InputLimits, ToolContext, ToolOutcome
 from graphmem.tools.mesh import MESH_TOOLS
