@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -16,7 +17,7 @@ from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint, EventLog
 from eventstore.memory_log import InMemoryEventLog
 from projections.conflicts import ConflictsProjection
-from projections.graph import GraphProjection
+from projections.graph import GraphProjection, GraphSnapshot
 from projections.schemas import SchemaProjection
 from tests.actors.test_rebuild import WAIT, GatedReads, Writer, folded, people, write_some
 
@@ -55,6 +56,17 @@ def old_checkpoint(event_log: EventLog, version: int = OLD) -> None:
 
 def events(logs: list[dict[str, object]], name: str) -> list[dict[str, object]]:
     return [entry for entry in logs if entry["event"] == name]
+
+
+def first_answer(event_log: EventLog, **options: Any) -> tuple[GraphSnapshot, list[Any]]:
+    """The graph a writer just started answers with, and what it logged until it stopped."""
+    with capture_logs() as logs:
+        writer = Writer(event_log, **options)
+        try:
+            answered = writer.ask(lambda g: g.snapshot())
+        finally:
+            writer.stop()
+    return answered, logs
 
 
 def prepared(event_log: EventLog) -> None:
@@ -116,12 +128,8 @@ def test_the_next_start_after_the_rebuild_restores_the_new_checkpoint(data_dir: 
             writer.rebuild().wait(WAIT)  # joins the stale rebuild, or follows it
         finally:
             writer.stop()
-        with capture_logs() as logs:
-            writer = Writer(inner, serve_stale=True)
-            try:
-                assert writer.ask(lambda g: g.snapshot()) == folded(inner)
-            finally:
-                writer.stop()
+        answered, logs = first_answer(inner, serve_stale=True)
+        assert answered == folded(inner)
         assert not events(logs, "rebuild_started")
         assert not events(logs, "checkpoint_stale")
 
@@ -130,13 +138,8 @@ def test_the_next_start_after_the_rebuild_restores_the_new_checkpoint(data_dir: 
 def test_a_one_shot_process_refolds_instead_of_answering_from_a_stale_checkpoint() -> None:
     event_log = InMemoryEventLog(node_id="n1")
     prepared(event_log)
-    with capture_logs() as logs:
-        writer = Writer(event_log)  # serve_stale defaults to False (import, export, tests)
-        try:
-            assert not writer.ask(lambda g: g.has_entity("Ghost"))
-            assert writer.ask(lambda g: g.snapshot()) == folded(event_log)
-        finally:
-            writer.stop()
+    answered, logs = first_answer(event_log)  # serve_stale is off: import, export, tests
+    assert answered == folded(event_log)  # no Ghost
     assert not events(logs, "rebuild_started")
 
 
@@ -146,12 +149,8 @@ def test_a_checkpoint_of_a_version_this_one_cannot_read_is_ignored_even_by_a_ser
     monkeypatch.setattr(GraphProjection, "version", NEW)  # and OLD is not readable
     event_log = InMemoryEventLog(node_id="n1")
     prepared(event_log)
-    with capture_logs() as logs:
-        writer = Writer(event_log, serve_stale=True)
-        try:
-            assert writer.ask(lambda g: g.snapshot()) == folded(event_log)
-        finally:
-            writer.stop()
+    answered, logs = first_answer(event_log, serve_stale=True)
+    assert answered == folded(event_log)
     assert not events(logs, "rebuild_started")
     assert not events(logs, "checkpoint_stale")
 
