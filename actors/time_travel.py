@@ -10,7 +10,9 @@ elsewhere are placed by arrival, not by their stamps: around them a time names t
 they arrived, not necessarily the first position at which every older-stamped event is in.
 
 The models as of position P are the graph restored from the nearest checkpoint at or before P,
-then folded from the log up to P, and a search over that graph (FrozenSearch). They are built by
+then folded from the log up to P, and a search over that graph (FrozenSearch); the schemas in
+force at P (restored and folded the same way) and the schema view over both are built only when
+a query first reads them, so the graph-only reads never pay for them. They are built by
 whoever calls `query`: the MCP edge runs it on a worker thread, so the writer keeps serving
 while an old graph is rebuilt. Both logs are safe to read from any thread: the LMDB log opens a
 read transaction per chunk, begun and ended in the calling thread (py-lmdb always sets
@@ -24,16 +26,19 @@ import threading
 import time
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 import structlog
 
+from eventstore.events import Envelope
 from eventstore.hlc import ms_of
 from eventstore.log import Checkpoint, EventLog
 from projections.graph import GraphProjection
+from projections.schema_view import SchemaViewProjection
+from projections.schemas import SchemaProjection
 from projections.search import ENTITY_SEPARATOR, entity_text
 
 __all__ = [
@@ -51,6 +56,8 @@ __all__ = [
     "parse_as_of",
     "position_at_time",
     "restore_graph",
+    "restore_schemas",
+    "schemas_at",
 ]
 
 log = structlog.get_logger(__name__)
@@ -84,13 +91,31 @@ class Searcher(Protocol):
 
 
 class GraphModels(Protocol):
-    """The read models a read tool queries: the writer's current ones or an as-of pair."""
+    """The read models a read tool queries: the writer's current ones or an as-of set."""
 
     @property
     def graph(self) -> GraphProjection: ...
 
     @property
     def search(self) -> Searcher: ...
+
+    @property
+    def schemas(self) -> SchemaProjection: ...
+
+    @property
+    def schema_view(self) -> SchemaViewProjection: ...
+
+
+class _Folded(Protocol):
+    """A projection restored from a checkpoint and folded on from the log."""
+
+    @property
+    def position(self) -> int: ...
+
+    def apply_all(self, envelopes: Iterable[Envelope]) -> None: ...
+
+
+F = TypeVar("F", bound=_Folded)
 
 
 class FrozenSearch:
@@ -126,17 +151,39 @@ class FrozenSearch:
 
 
 class AsOfModels:
-    """The graph as of one log position, and its search (built on the first search)."""
+    """The graph as of one log position, and what is derived from it on first use: its search,
+    the schemas in force then (`load_schemas`, called once; models_at folds them from the log;
+    by default none are in force) and the schema view over both."""
 
-    def __init__(self, graph: GraphProjection) -> None:
+    def __init__(
+        self,
+        graph: GraphProjection,
+        load_schemas: Callable[[], SchemaProjection] = SchemaProjection,
+    ) -> None:
         self.graph = graph
+        self._load_schemas = load_schemas
         self._search: FrozenSearch | None = None
+        self._schemas: SchemaProjection | None = None
+        self._schema_view: SchemaViewProjection | None = None
 
     @property
     def search(self) -> FrozenSearch:
         if self._search is None:
             self._search = FrozenSearch(self.graph)
         return self._search
+
+    @property
+    def schemas(self) -> SchemaProjection:
+        if self._schemas is None:
+            self._schemas = self._load_schemas()
+        return self._schemas
+
+    @property
+    def schema_view(self) -> SchemaViewProjection:
+        if self._schema_view is None:
+            # Neither model changes again, so the view parses every entity once, on first use.
+            self._schema_view = SchemaViewProjection(self.graph, self.schemas)
+        return self._schema_view
 
 
 def iso_ms(ms: int) -> str:
@@ -210,44 +257,78 @@ def position_at_time(event_log: EventLog, moment: datetime, last: int) -> int:
     return low
 
 
-def restore_graph(event_log: EventLog, position: int) -> GraphProjection:
-    """The graph of the newest usable checkpoint at or before `position`; empty without one."""
+def _restore(
+    event_log: EventLog,
+    position: int,
+    checkpoint: tuple[str, int],
+    from_snapshot: Callable[[bytes], F],
+    empty: Callable[[], F],
+) -> F:
+    """The projection of the newest usable checkpoint (`checkpoint`: name, snapshot version) at
+    or before `position`; `empty()` without one."""
+    name, version = checkpoint
     at = position
     while at > 0:
         found: Checkpoint | None = None
         try:
-            found = event_log.checkpoints.load(
-                GraphProjection.name, GraphProjection.version, at_or_before=at
-            )
+            found = event_log.checkpoints.load(name, version, at_or_before=at)
             if found is None:
                 break
-            graph = GraphProjection.from_snapshot(found.payload)
-            if graph.position != found.position:
+            restored = from_snapshot(found.payload)
+            if restored.position != found.position:
                 raise ValueError("the snapshot's position is not the checkpoint's")
         except Exception as error:  # a checkpoint only saves time: never trust a bad one
-            log.warning("checkpoint_unusable", checkpoint=GraphProjection.name, reason=repr(error))
+            log.warning("checkpoint_unusable", checkpoint=name, reason=repr(error))
             if found is None:
                 break
             at = found.position - 1
             continue
-        return graph
-    return GraphProjection()
+        return restored
+    return empty()
 
 
-def fold_to(graph: GraphProjection, event_log: EventLog, position: int) -> None:
-    """Fold the log's events after the graph's position up to `position` into it."""
-    if position > graph.position:
+def restore_graph(event_log: EventLog, position: int) -> GraphProjection:
+    """The graph of the newest usable checkpoint at or before `position`; empty without one."""
+    cls = GraphProjection
+    return _restore(event_log, position, (cls.name, cls.version), cls.from_snapshot, cls)
+
+
+def restore_schemas(event_log: EventLog, position: int) -> SchemaProjection:
+    """The schemas of the newest usable checkpoint at or before `position`; none without one."""
+    cls = SchemaProjection
+    return _restore(event_log, position, (cls.name, cls.format_version), cls.from_snapshot, cls)
+
+
+def fold_to(model: _Folded, event_log: EventLog, position: int) -> None:
+    """Fold the log's events after the model's position up to `position` into it."""
+    if position > model.position:
         # Streamed, not chunked: nothing is published, so nothing needs the events again.
-        fresh = event_log.read_from(graph.position + 1)
-        graph.apply_all(itertools.islice(fresh, position - graph.position))
+        fresh = event_log.read_from(model.position + 1)
+        model.apply_all(itertools.islice(fresh, position - model.position))
+
+
+def schemas_at(event_log: EventLog, position: int) -> SchemaProjection:
+    """The schemas in force as of `position` (at most the log's end): the nearest checkpoint at
+    or before it, then the log's events after the checkpoint up to it."""
+    started = time.perf_counter()
+    schemas = restore_schemas(event_log, position)
+    fold_to(schemas, event_log, position)
+    log.info(
+        "as_of_schemas_built",
+        position=position,
+        schemas=len(schemas.schemas()),
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    return schemas
 
 
 def models_at(event_log: EventLog, position: int) -> AsOfModels:
     """The graph and search index as of `position` (at most the log's end): the nearest
-    checkpoint at or before it, then the log's events after the checkpoint up to it."""
+    checkpoint at or before it, then the log's events after the checkpoint up to it. The
+    schemas and the schema view as of it are built the same way, when first read."""
     graph = restore_graph(event_log, position)
     fold_to(graph, event_log, position)
-    return AsOfModels(graph)
+    return AsOfModels(graph, lambda: schemas_at(event_log, position))
 
 
 @dataclass

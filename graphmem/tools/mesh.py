@@ -76,7 +76,7 @@ from graphmem.tools.mesh_values import (
     node_input_value,
 )
 
-__all__ = ["MESH_TOOLS"]
+__all__ = ["MESH_TOOLS", "as_of_data", "as_of_phrase", "mesh_read"]
 
 T = TypeVar("T")
 
@@ -289,7 +289,7 @@ _AS_OF_SUGGESTIONS = (
 )
 
 
-async def _read(
+async def mesh_read(
     ctx: ToolContext, tool: str, raw: dict[str, Any], query: Callable[[GraphModels], T]
 ) -> tuple[T, AsOfPoint | None]:
     """`query` now, or as of the call's `as_of` (its problems with the mesh suggestions)."""
@@ -299,26 +299,26 @@ async def _read(
         raise MeshInputError(str(problem), _AS_OF_SUGGESTIONS) from None
 
 
-def _as_of_data(point: AsOfPoint | None) -> dict[str, Any]:
+def as_of_data(point: AsOfPoint | None) -> dict[str, Any]:
     # After-hooks of an as-of read learn which point was read.
     return {} if point is None else {"asOf": point.value()}
 
 
-def _when(point: AsOfPoint | None) -> str:
+def as_of_phrase(point: AsOfPoint | None) -> str:
     return "" if point is None else f" as of {point.describe()}"
 
 
 async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     # Upstream refuses a call without arguments; any arguments but as_of are ignored here.
     ctx.hooks.before("ReadGraph")
-    value, point = await _read(ctx, "read_graph", raw, lambda m: mesh_graph(m.graph))
-    ctx.hooks.after("ReadGraph", data={"results": value, **_as_of_data(point)})
+    value, point = await mesh_read(ctx, "read_graph", raw, lambda m: mesh_graph(m.graph))
+    ctx.hooks.after("ReadGraph", data={"results": value, **as_of_data(point)})
     nodes, edges = len(value["nodes"]), len(value["edges"])
     if nodes == 0 and edges == 0:
         action = "Read complete knowledge graph (graph is empty - no nodes or edges exist yet)"
     else:
         action = f"Read complete knowledge graph ({nodes} nodes, {edges} edges)"
-    return mesh_ok(value, action + _when(point))
+    return mesh_ok(value, action + as_of_phrase(point))
 
 
 async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -331,11 +331,11 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         graph = models.graph
         return neighbourhood(graph, graph.entities_named(models.search.search(graph, query)))
 
-    value, point = await _read(ctx, tool, raw, search)
-    ctx.hooks.after("Search", data={"query": query, "results": value, **_as_of_data(point)})
+    value, point = await mesh_read(ctx, tool, raw, search)
+    ctx.hooks.after("Search", data={"query": query, "results": value, **as_of_data(point)})
     found = len(value["nodes"])
     outcome = f"found {found} nodes" if found else "no matching nodes found"
-    return mesh_ok(value, f'Searched nodes with query: "{query}"{_when(point)} - {outcome}')
+    return mesh_ok(value, f'Searched nodes with query: "{query}"{as_of_phrase(point)} - {outcome}')
 
 
 async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -349,8 +349,8 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         graph = models.graph
         return neighbourhood(graph, graph.entities_named(names, listing_order=True))
 
-    value, point = await _read(ctx, tool, raw, open_)
-    ctx.hooks.after("OpenNodes", data={"names": names, "results": value, **_as_of_data(point)})
+    value, point = await mesh_read(ctx, tool, raw, open_)
+    ctx.hooks.after("OpenNodes", data={"names": names, "results": value, **as_of_data(point)})
     requested = list(dict.fromkeys(names))
     returned = {node["name"] for node in value["nodes"]}
     missing = [n for n in requested if n not in returned]
@@ -360,7 +360,7 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         action = f"Retrieved {len(value['nodes'])} nodes. Not found: {', '.join(missing)}"
     else:
         action = f"Retrieved nodes: {', '.join(requested)}"
-    return mesh_ok(value, action + _when(point))
+    return mesh_ok(value, action + as_of_phrase(point))
 
 
 def _spec(tool: types.Tool, run: Runner, *, mutates: bool = False) -> ToolSpec:

@@ -1,5 +1,5 @@
 """check_schemas: the schema family's read tool listing entities that do not conform to their
-type's schema (from the schema view projection)."""
+type's schema (from the schema view projection), now or as of a past point (`as_of`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,13 @@ from typing import Any
 import msgspec
 from mcp import types
 
-from actors.read_models import ReadModels
+from actors.time_travel import GraphModels
 from graphmem.tools.base import ToolContext, ToolOutcome, ToolSpec, check_names, parse_args
-from graphmem.tools.memory_schemas import READ
+from graphmem.tools.memory_schemas import AS_OF, READ
+
+# The mesh read tools' as-of handling, shared so a bad as_of gets the same error and suggestions
+# and the answer says the point read the same way.
+from graphmem.tools.mesh import as_of_data, as_of_phrase, mesh_read
 from graphmem.tools.mesh_format import mesh_ok
 from graphmem.tools.schema import obj, root, string
 from projections.schema_view import Problem
@@ -27,7 +31,8 @@ CHECK_SCHEMAS_TOOL = types.Tool(
         "required property with no entry, a value outside the allowed values or not of the "
         "property's kind, a key the schema does not allow, a property given twice. Each "
         "problem says what to fix (usually with update_<type>). Use after a schema file "
-        "changed, or to audit the memory."
+        "changed, or to audit the memory. With as_of, checks the entities as they were then "
+        "against the schemas in force then."
     ),
     input_schema=root(
         obj(
@@ -39,6 +44,7 @@ CHECK_SCHEMAS_TOOL = types.Tool(
                     "maximum": MAX_LIMIT,
                     "description": f"At most this many problems (default and maximum {MAX_LIMIT})",
                 },
+                "as_of": AS_OF,
             }
         )
     ),
@@ -49,6 +55,8 @@ CHECK_SCHEMAS_TOOL = types.Tool(
 class CheckArgs(msgspec.Struct):
     entityType: str | None = None
     limit: int = msgspec.field(default=MAX_LIMIT)
+    # Checked by actors.time_travel.parse_as_of (through mesh_read), as the other read tools do.
+    as_of: Any = None
 
 
 def _problem(problem: Problem) -> dict[str, Any]:
@@ -69,21 +77,22 @@ async def check_schemas(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     limit = max(1, min(args.limit, MAX_LIMIT))
     entity_type = args.entityType
 
-    def problems(models: ReadModels) -> tuple[list[dict[str, Any]], int]:
+    def problems(models: GraphModels) -> tuple[list[dict[str, Any]], int]:
         view = models.schema_view
         found = [_problem(p) for p in view.problems(entity_type, limit)]
         return found, view.nonconforming_count(entity_type)
 
-    found, nonconforming = await ctx.graph.query_models(problems)
+    (found, nonconforming), point = await mesh_read(ctx, tool, {"as_of": args.as_of}, problems)
     scope = f" of type {entity_type}" if entity_type else ""
     if nonconforming:
         action = (
-            f"Checked entities{scope} against their schemas: {nonconforming} do not conform "
-            f"({len(found)} problems listed)"
+            f"Checked entities{scope}{as_of_phrase(point)} against their schemas: "
+            f"{nonconforming} do not conform ({len(found)} problems listed)"
         )
     else:
-        action = f"Checked entities{scope} against their schemas: all conform"
-    return mesh_ok({"problems": found, "nonconforming": nonconforming}, action)
+        action = f"Checked entities{scope}{as_of_phrase(point)} against their schemas: all conform"
+    data = {"problems": found, "nonconforming": nonconforming, **as_of_data(point)}
+    return mesh_ok(data, action)
 
 
 CHECK_SCHEMAS = ToolSpec(

@@ -35,10 +35,13 @@ from actors.time_travel import (
     models_at,
     parse_as_of,
 )
-from eventstore.events import EntityCreated
+from eventstore.events import EntityCreated, SchemaRegistered, SchemaRetired
 from eventstore.hlc import HybridLogicalClock, ms_of
 from eventstore.log import Checkpoint, EventLog
+from projections.entity_schema import canonical_json
 from projections.graph import GraphProjection, GraphSnapshot
+from projections.schema_view import SchemaViewProjection
+from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
 from tests.eventstore.backends import BACKENDS, SteppingClock, open_backend
 from tests.helpers import stamp
@@ -381,3 +384,167 @@ def test_the_time_of_a_point_is_its_events_wall_clock(written: Written) -> None:
 
     assert point.hlc is not None
     assert ms_of(point.hlc) == T0 + 1000 * (len(STEPS) - 1)
+
+
+# --- the schema view as of a point -----------------------------------------------------------
+
+
+def npc_schema(*roles: str, type_name: str = "npc") -> SchemaRegistered:
+    document = {
+        "name": f"add_{type_name}",
+        "description": "A character",
+        "properties": {
+            "name": {"type": "string", "description": "Its name", "required": True},
+            "role": {
+                "type": "string",
+                "description": "What it does",
+                "required": True,
+                "enum": list(roles),
+            },
+        },
+        "additionalProperties": False,
+    }
+    text, digest = canonical_json(document)
+    return SchemaRegistered(type_name=type_name, schema_json=text, digest=digest)
+
+
+class SchemaHistory:
+    """A log where an npc schema is registered, entities written against it, the schema
+    tightened (Thief no longer allowed) and, later, retired; with the position before the
+    tightening and the one just after it."""
+
+    def __init__(self, event_log: EventLog) -> None:
+        self.log = event_log
+        graph = GraphProjection()
+
+        def run(command: Command) -> None:
+            graph.apply_all(event_log.append(decide(graph, command).events))
+
+        def register(event: SchemaRegistered | SchemaRetired) -> None:
+            graph.apply_all(event_log.append([event]))
+
+        register(npc_schema("Wizard", "Thief", "Warrior"))
+        run(
+            CreateEntities(
+                [
+                    EntityInput("Gandalf", "npc", ["Role: Wizard", "wears grey"]),
+                    EntityInput("Bilbo", "npc", ["Role: Thief"]),
+                    EntityInput("Frodo", "hobbit", ["Role: Thief"]),  # no schema for its type
+                ]
+            )
+        )
+        run(AddObservations([ObservationInput("Gandalf", ["Colour: grey"])]))
+        self.before_tightening = event_log.last_position()
+        register(npc_schema("Wizard", "Warrior"))
+        self.after_tightening = event_log.last_position()
+        run(CreateEntities([EntityInput("Boromir", "npc", ["Horn: yes"])]))
+        run(DeleteObservations([ObservationDeletion("Gandalf", ["Colour: grey"])]))
+        register(SchemaRetired(type_name="npc"))
+        self.after_retiring = event_log.last_position()
+        run(CreateEntities([EntityInput("Sam", "npc", [])]))
+
+    def from_scratch(self, position: int) -> SchemaViewProjection:
+        """The schema view over the log's first `position` events, graph and schemas folded
+        from nothing."""
+        prefix = list(self.log.read_from(1))[:position]
+        graph, schemas = GraphProjection(), SchemaProjection()
+        graph.apply_all(prefix)
+        schemas.apply_all(prefix)
+        return SchemaViewProjection(graph, schemas)
+
+
+@pytest.fixture
+def schema_history(event_log: EventLog) -> SchemaHistory:
+    return SchemaHistory(event_log)
+
+
+def view_answers(view: SchemaViewProjection, names: list[str]) -> dict[str, Any]:
+    return {
+        "problems": view.problems(),
+        "count": view.nonconforming_count(),
+        "npc": view.problems("npc"),
+        "by_entity": {name: (view.problems_of(name), view.fields(name)) for name in names},
+    }
+
+
+NAMES = ["Gandalf", "Bilbo", "Frodo", "Boromir", "Sam", "Nobody"]
+
+
+def test_the_schema_view_as_of_each_position_is_the_view_of_the_log_prefix_folded_from_scratch(
+    schema_history: SchemaHistory,
+) -> None:
+    counts = set()
+    for position in range(schema_history.log.last_position() + 1):
+        models = models_at(schema_history.log, position)
+
+        assert models.schemas.position == position
+        expected = view_answers(schema_history.from_scratch(position), NAMES)
+        assert view_answers(models.schema_view, NAMES) == expected, position
+        counts.add(expected["count"])
+    assert len(counts) > 2  # the schemas did change what conforms along the way
+
+
+def test_an_entity_conforms_as_of_before_a_schema_tightening_and_not_after_it(
+    schema_history: SchemaHistory,
+) -> None:
+    travel = TimeTravel(schema_history.log)
+
+    def bilbo(models: AsOfModels) -> list[str]:
+        return [problem.kind for problem in models.schema_view.problems_of("Bilbo")]
+
+    def unknown_keys(models: AsOfModels) -> list[str]:
+        view = models.schema_view
+        return [p.key for p in view.problems("npc") if p.kind == "unknown_key"]
+
+    assert travel.query(schema_history.before_tightening, bilbo) == []
+    assert travel.query(schema_history.after_tightening, bilbo) == ["not_in_enum"]
+    assert travel.query(schema_history.before_tightening, unknown_keys) == ["Colour"]
+    assert travel.query(schema_history.after_retiring, bilbo) == []
+    assert (
+        travel.query(schema_history.after_retiring, lambda m: m.schema_view.fields("Bilbo")) is None
+    )
+
+
+def test_the_schemas_as_of_a_point_are_built_only_when_a_query_reads_them_and_then_kept(
+    schema_history: SchemaHistory,
+) -> None:
+    travel = TimeTravel(schema_history.log)
+    position = schema_history.after_tightening
+
+    def built(query: Any) -> list[str]:
+        with capture_logs() as logs:
+            travel.query(position, query)
+        return [e["event"] for e in logs]
+
+    assert built(snapshot_and_tea) == ["as_of_models_built"]
+    assert built(lambda m: m.schema_view.nonconforming_count()) == ["as_of_schemas_built"]
+    assert built(lambda m: m.schema_view.problems()) == []
+
+
+def _schemas_checkpoint(schemas: SchemaProjection) -> Checkpoint:
+    return Checkpoint(schemas.name, schemas.format_version, schemas.position, schemas.to_snapshot())
+
+
+def test_the_schemas_as_of_a_point_start_from_the_nearest_schemas_checkpoint_at_or_before_it(
+    schema_history: SchemaHistory,
+) -> None:
+    at = schema_history.after_tightening
+    marked = SchemaProjection()
+    marked.apply_all(list(schema_history.log.read_from(1))[:at])
+    # A schema the log does not hold: reads that show it were restored from this checkpoint.
+    marked.apply_all(
+        stamp(
+            [npc_schema("Wizard", type_name="marker")],
+            origin="x",
+            start_position=at,
+        )
+    )
+    assert marked.position == at
+    schema_history.log.checkpoints.save(_schemas_checkpoint(marked))
+
+    def schema_types(position: int) -> set[str]:
+        return {s.type_name for s in models_at(schema_history.log, position).schemas.schemas()}
+
+    assert schema_types(at - 1) == {"npc"}
+    assert schema_types(at) == {"npc", "marker"}
+    assert schema_types(schema_history.after_retiring) == {"marker"}
