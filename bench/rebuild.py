@@ -105,7 +105,7 @@ def _upgrade_start_up(event_log: LmdbEventLog) -> dict[str, float]:
     GraphProjection.readable_versions = frozenset({old})
     try:
         started = time.perf_counter()
-        writer = GraphWriterActor.start(event_log, checkpoint_every=None, serve_stale=True)
+        writer = GraphWriterActor.start(event_log, checkpoint_every=100_000, serve_stale=True)
         answered: BlockingReply[int] = BlockingReply()
         writer.tell(Ask(lambda g: g.entity_count(), answered))
         answered.wait(600)
