@@ -76,6 +76,12 @@ class _Rebuilt:
 
 
 @dataclass(frozen=True)
+class _WarmSearch:
+    """Sent to itself while the search index has work left: one step per message, so that
+    requests queued meanwhile wait for a step at most."""
+
+
+@dataclass(frozen=True)
 class _CheckpointDue:
     """Sent to itself after a long start-up fold: save once the inbox is idle."""
 
@@ -128,6 +134,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         # True while some model served came from a checkpoint of an earlier version: never
         # saved as a checkpoint, replaced by the background rebuild.
         self._stale = False
+        self._warming = False  # a _WarmSearch is queued
 
     # --- pykka hooks ----------------------------------------------------------------------
 
@@ -149,6 +156,10 @@ class GraphWriterActor(pykka.ThreadingActor):
     def on_receive(self, message: Any) -> Any:
         try:
             self._handle(message)
+            if self._pending and self.actor_inbox.empty():
+                # Commands wait for the inbox to run dry (group commit); when the last message
+                # was not one that commits them, commit them now.
+                self._flush()
         except Exception as error:  # a bug: fail what is waiting, then let the supervisor restart
             self._fail_pending(error)
             raise
@@ -187,6 +198,12 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._start_rebuild("requested").waiters.append(reply)
             case _Rebuilt(folded=folded):
                 self._finish_rebuild(folded)
+            case _WarmSearch():
+                self._warming = False
+                self._flush()  # queued commands first: a warm-up step only fills idle time
+                self._catch_up()  # may replace the models: warm whichever serve now
+                if self._search.warm(self._graph):
+                    self._warm_search_soon()
             case _CheckpointDue():
                 pass  # on_receive saves once the inbox is idle
             case _:
@@ -380,10 +397,17 @@ class GraphWriterActor(pykka.ThreadingActor):
             self._save_checkpoints(final=True)
 
     def _fresh_derived_models(self) -> None:
-        """The search index and schema view started over from the graph (read lazily)."""
+        """The search index and schema view started over from the graph (the index built
+        while idle, or by the first search; the view read lazily)."""
         self._search = SearchProjection()
         self._search.note_names(self._graph.entity_names())
         self._schema_view = SchemaViewProjection(self._graph, self._schemas)
+        self._warm_search_soon()
+
+    def _warm_search_soon(self) -> None:
+        if not self._warming:
+            self._warming = True
+            self.actor_ref.tell(_WarmSearch())
 
     def _abandon_rebuild(self, error: BaseException) -> None:
         if self._rebuild is not None:
@@ -407,6 +431,7 @@ class GraphWriterActor(pykka.ThreadingActor):
             self._graph, self._schemas = restored.graph, restored.schemas
             self._stale = restored.stale
             self._search.note_names(self._graph.entity_names())
+            self._warm_search_soon()
         # Parses the whole graph lazily, on its first query.
         self._schema_view = SchemaViewProjection(self._graph, self._schemas)
 

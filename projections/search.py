@@ -46,7 +46,7 @@ from eventstore.events import (
     Stamp,
 )
 
-__all__ = ["BUCKETS", "SEGMENT_SIZE", "EntitySource", "SearchProjection"]
+__all__ = ["BUCKETS", "SEGMENT_SIZE", "WARM_BUDGET", "EntitySource", "SearchProjection"]
 
 SEGMENT_SIZE = 128
 """Entities per segment: a selective query scans one or two segments of this many."""
@@ -62,6 +62,8 @@ _BLOCK = 1024  # segments whose trigram rows a build fills at once (rows of this
 _AS_BINARY = bytes.maketrans(b"\x00\x01", b"01")
 _NO_STAMP: Stamp = (-1, "", -1)  # older than any
 _QUERY_BYTES = 256
+WARM_BUDGET = 2048
+"""Entities a step of `SearchProjection.warm` handles: tens of ms, what a request may wait."""
 
 
 class _Entity(Protocol):
@@ -192,6 +194,21 @@ class _Segment:
         return found
 
 
+class _Build:
+    """A whole-index build under way (SearchProjection.warm): the graph's listing, read a step
+    at a time, and the segment being filled."""
+
+    def __init__(self, graph: EntitySource, noted: set[str]) -> None:
+        self.graph = graph
+        # Iterates a copy of the listing taken now and reads each entity when it gets there,
+        # so writes in between are seen (and noted again, for the next refresh to settle).
+        self.listing = graph.entities()
+        self.noted = noted
+        self.names: list[str] = []
+        self.texts: list[str] = []
+        self.last_key: Stamp | None = None
+
+
 class SearchProjection:
     """Substring search over alive entities, in listing order."""
 
@@ -228,7 +245,29 @@ class SearchProjection:
         self._dirty: set[str] = set()  # names whose text may have changed
         # Names with a noted creation: its newest stamp (None: unknown, place it afresh).
         self._created: dict[str, Stamp | None] = {}
+        self._building: _Build | None = None
         self._clear()
+
+    @property
+    def warmed(self) -> bool:
+        """True if a search would find nothing to do before searching."""
+        return not (self._building or self._unfiltered or self._dirty or self._created)
+
+    def warm(self, graph: EntitySource, budget: int | None = None) -> bool:
+        """Do about `budget` (default WARM_BUDGET) entities' worth of what the next search
+        would do first; True while some is left. The writer calls it while idle, a step per
+        message, so that the first search after a start (a whole index to build: seconds on a
+        large graph) finds the work done, and requests wait at most one step. A search
+        finishes what is left."""
+        budget = budget or WARM_BUDGET
+        if self._building is None and (self._dirty or self._created):
+            if not self._starts_over(graph):
+                self._refresh(graph)  # a few edits: all at once
+                return self._sync_filter(max(1, budget // self._segment_size))
+            self._begin_build(graph)
+        if self._building is not None:
+            return self._build_some(budget) or bool(self._unfiltered)
+        return self._sync_filter(max(1, budget // self._segment_size))
 
     def _clear(self) -> None:
         self._segments: list[_Segment] = []
@@ -269,16 +308,28 @@ class SearchProjection:
 
     # --- following the graph --------------------------------------------------------------
 
-    def _refresh(self, graph: EntitySource) -> None:
-        if not self._dirty and not self._created:
-            return
+    def _starts_over(self, graph: EntitySource) -> bool:
+        """True if the noted names call for a whole build: nothing is indexed yet (a start, a
+        restore, a rebuild) and they are at least half the graph."""
+        noted = len(self._dirty) + len(self._created)
+        return not self._where and 2 * noted >= graph.entity_count()
+
+    def _take_noted(self) -> tuple[set[str], dict[str, Stamp | None]]:
         names, created = self._dirty, self._created
         self._dirty, self._created = set(), {}
         names.update(created)
-        if not self._where and 2 * len(names) >= graph.entity_count():
-            self._clear()  # no entity indexed: drop the empty segments too
-            self._build(graph, names)
+        return names, created
+
+    def _refresh(self, graph: EntitySource) -> None:
+        if self._building is not None:
+            self._build_some(sys.maxsize)
+        if not self._dirty and not self._created:
             return
+        if self._starts_over(graph):
+            self._begin_build(graph)
+            self._build_some(sys.maxsize)
+            return
+        names, created = self._take_noted()
         added: list[tuple[Stamp, str]] = []
         for name in names:
             key = graph.creation_key(name)
@@ -306,26 +357,50 @@ class SearchProjection:
         assert entity is not None, "an entity with a creation key is alive"
         return entity
 
-    def _build(self, graph: EntitySource, noted: set[str]) -> None:
-        """Index the noted entities of a graph into an empty index (a start, a rebuild): read
-        in listing order, sequentially, with nothing to sort, a segment at a time."""
-        names: list[str] = []
-        texts: list[str] = []
-        for entity in graph.entities():
+    def _begin_build(self, graph: EntitySource) -> None:
+        """Start indexing the noted entities into an empty index (a start, a rebuild): read in
+        listing order, sequentially, with nothing to sort, a segment at a time."""
+        noted, _ = self._take_noted()
+        self._clear()  # no entity indexed: drop the empty segments too
+        self._building = _Build(graph, noted)
+
+    def _build_some(self, budget: int) -> bool:
+        """Read up to `budget` more entities of the build; True while the listing goes on."""
+        build = self._building
+        assert build is not None
+        read = 0
+        noted, names, texts, size = build.noted, build.names, build.texts, self._segment_size
+        for entity in itertools.islice(build.listing, budget):
+            read += 1
             if entity.name in noted:
                 names.append(entity.name)
                 texts.append(entity_text(entity))
-        if not names:
-            return
-        self._last_key = graph.creation_key(names[-1])
-        segments, where, size = self._segments, self._where, self._segment_size
-        for start in range(0, len(names), size):
-            segment = _Segment(
-                len(segments), names[start : start + size], texts[start : start + size]
-            )
-            segments.append(segment)
-            where.update(dict.fromkeys(segment.names, segment))
-            self._unfiltered.add(segment.slot)
+                if len(names) == size:
+                    self._add_segment(build)
+                    names, texts = build.names, build.texts
+        if read == budget:
+            self._note_last_key(build)  # still alive now: between steps it may not be
+            return True
+        if names:
+            self._add_segment(build)
+        self._last_key = build.last_key
+        self._building = None
+        return False
+
+    def _add_segment(self, build: _Build) -> None:
+        segment = _Segment(len(self._segments), build.names, build.texts)
+        self._segments.append(segment)
+        self._where.update(dict.fromkeys(segment.names, segment))
+        self._unfiltered.add(segment.slot)
+        build.names, build.texts = [], []
+        self._note_last_key(build, segment.names[-1])
+
+    @staticmethod
+    def _note_last_key(build: _Build, name: str | None = None) -> None:
+        if name is None:
+            name = build.names[-1] if build.names else None
+        if name is not None:
+            build.last_key = build.graph.creation_key(name) or build.last_key
 
     def _order(self, key: Stamp) -> None:
         """Note an entity placed last: the order stays the listing order unless it is older
@@ -373,12 +448,18 @@ class SearchProjection:
 
     # --- the trigram filter ---------------------------------------------------------------
 
-    def _sync_filter(self) -> None:
-        """Bring the filter up to date with the segments' texts: recompute the segments whose
-        stale trigrams have piled up, add every other segment's fresh texts."""
+    def _sync_filter(self, limit: int | None = None) -> bool:
+        """Bring the filter up to date with the segments' texts (with `limit`, that many
+        segments at most, the first): recompute the segments whose stale trigrams have piled
+        up, add every other segment's fresh texts. True while some segment is left."""
         if not self._unfiltered:
-            return
-        slots, self._unfiltered = sorted(self._unfiltered), set()
+            return False
+        slots = sorted(self._unfiltered)
+        if limit is not None and len(slots) > limit:
+            slots = slots[:limit]
+            self._unfiltered.difference_update(slots)
+        else:
+            self._unfiltered = set()
         segments, bits = self._segments, self._bits
         due = [slot for slot in slots if segments[slot].stale > self._segment_size // 4]
         if due:
@@ -392,7 +473,7 @@ class SearchProjection:
                 segment.fresh = list(segment.current_texts())
         if len(slots) > 16:
             self._fill_rows(slots)
-            return
+            return bool(self._unfiltered)
         # A few segments (as after a write): OR their bit into their buckets directly.
         for slot in slots:
             segment = segments[slot]
@@ -400,6 +481,7 @@ class SearchProjection:
             for bucket in _text_buckets(segment.fresh, self._buckets):
                 bits[bucket] |= bit
             segment.fresh = []
+        return bool(self._unfiltered)
 
     def _fill_rows(self, slots: list[int]) -> None:
         """Add many segments' fresh texts (a build): per block of slots, one byte per slot in a
@@ -413,7 +495,7 @@ class SearchProjection:
                 segment = segments[slot]
                 found.append((slot, _text_buckets(segment.fresh, count)))
                 segment.fresh = []
-            base = found[0][0] // _BLOCK * _BLOCK
+            base = found[0][0]  # rows span these slots only: a warm-up step fills a few
             # Buckets every segment of the block holds (common words) take all their bits at
             # once: often half the (segment, bucket) pairs.
             common = set.intersection(*(buckets for _, buckets in found))
@@ -424,7 +506,8 @@ class SearchProjection:
                 for _, buckets in found:
                     buckets.difference_update(common)
             touched = set().union(*(buckets for _, buckets in found))
-            rows = {bucket: bytearray(_BLOCK) for bucket in touched}
+            width = found[-1][0] - base + 1
+            rows = {bucket: bytearray(width) for bucket in touched}
             row_of = rows.__getitem__
             for slot, buckets in found:
                 # rows[bucket][slot - base] = 1 for each bucket.

@@ -25,6 +25,7 @@ from eventstore.checkpoints import encode_record
 from eventstore.events import EntityCreated, ObservationAdded
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint, EventLog, LogError, LogTransaction
+from projections import search as search_module
 from projections.graph import GraphProjection, GraphSnapshot
 
 T = TypeVar("T")
@@ -363,3 +364,53 @@ def test_stopping_an_unchanged_writer_saves_nothing_new(data_dir: Path) -> None:
             second.stop()
 
     assert events_of(logs, "checkpoint_saved") == []
+
+
+# --- the search index, warmed while idle ------------------------------------------------------
+
+
+def test_a_restored_search_index_is_built_while_idle_a_step_at_a_time(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_module, "WARM_BUDGET", 1)  # a step per entity
+    with LmdbEventLog.open(data_dir) as event_log:
+        writer = Writer(event_log)
+        write_some(writer)
+        writer.stop()  # with a checkpoint, which the next start restores
+        warm_steps = 0
+        original = search_module.SearchProjection.warm
+
+        def counted(self: search_module.SearchProjection, *args: Any) -> bool:
+            nonlocal warm_steps
+            warm_steps += 1
+            return original(self, *args)
+
+        monkeypatch.setattr(search_module.SearchProjection, "warm", counted)
+        writer = Writer(event_log)
+        try:
+            # Each request queues behind the step then pending, which queues the next behind
+            # it: the index gets built between requests, and none of them searched.
+            polls = 0
+            while not writer.ask_models(lambda m: m.search.warmed):
+                polls += 1
+                assert polls < 50, "the index was never built while idle"
+            assert warm_steps > 3  # three entities, a step each, then the filter
+            found = writer.ask_models(lambda m: m.search.search(m.graph, "tea"))
+            assert found == ["Bob"]
+        finally:
+            writer.stop()
+
+
+def test_a_command_sent_as_the_writer_starts_is_committed_whatever_it_queues_behind(
+    data_dir: Path,
+) -> None:
+    with LmdbEventLog.open(data_dir) as event_log:
+        writer = Writer(event_log)
+        write_some(writer)
+        writer.stop()
+        for _ in range(5):  # the start's own messages (a warm-up step) may come first or not
+            writer = Writer(event_log)
+            try:
+                writer.run(people(f"Dan{_}"))  # answered, not held until another message
+            finally:
+                writer.stop()

@@ -181,6 +181,26 @@ class SearchIndexMachine(RuleBasedStateMachine):
         self.search = SearchProjection(segment_size=self.segment_size, buckets=self.buckets)
         self.search.note_names(self.graph.entity_names())
 
+    @rule(budget=st.integers(1, 3))
+    def warm(self, budget: int) -> None:
+        """A step of the warm-up the writer does while idle."""
+        self.search.warm(self.graph, budget)
+
+    @rule(data=st.data())
+    def restart_then_warm_while_writing(self, data: st.DataObject) -> None:
+        """A fresh index warmed a step at a time while commands keep being applied, as the
+        writer does after a start; whatever is left, the next search finishes."""
+        self.restart()
+        for _ in range(data.draw(st.integers(0, 8))):
+            if data.draw(st.booleans()):
+                self.search.warm(self.graph, data.draw(st.integers(1, 3)))
+            else:
+                self.apply(
+                    data.draw(st.lists(EVENTS, min_size=1, max_size=3)),
+                    data.draw(st.sampled_from(["n1", "n2"])),
+                    data.draw(st.booleans()),
+                )
+
     @rule(query=QUERIES)
     def query(self, query: str) -> None:
         assert self.search.search(self.graph, query) == brute_force(self.graph, query)
