@@ -1,0 +1,210 @@
+"""GraphReads: what GraphProjection answers — its read methods over the fold's records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import msgspec
+
+from eventstore.events import Stamp
+from projections.graph_records import RelationKey, _Entity, _Relation, _Stamp
+from projections.graph_snapshot import _CONTENTS_DECODER, _OCCURRENCES_DECODER, _PLAIN
+from projections.views import EntityView, GraphSnapshot, RelationView
+
+__all__ = ["GraphReads"]
+
+
+class GraphReads:
+    """The read side of GraphProjection (which holds and folds the records these read).
+
+    Reads may reorganise internal dicts (a lazy re-sort, unpacking restored occurrences): use
+    one projection from one thread at a time.
+    """
+
+    position: int
+    _entities: dict[str, _Entity]
+    _entities_last: _Stamp
+    _entities_unsorted: bool
+    _alive: int
+    _relations: dict[RelationKey, _Relation]
+    _relations_last: _Stamp
+    _relations_unsorted: bool
+    _visible: int
+
+    def _unpack(self, entity: _Entity) -> None:
+        """Move the entity's packed occurrences into `occ`, before those added since."""
+        assert entity.packed is not None
+        packed = _OCCURRENCES_DECODER.decode(entity.packed)
+        occ = dict(zip(packed.stamps, packed.contents, strict=True))
+        occ.update(entity.occ)
+        entity.occ = occ
+        entity.packed = None
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def _alive_entity(self, name: str) -> _Entity | None:
+        entity = self._entities.get(name)
+        return entity if entity is not None and entity.alive else None
+
+    def _contents(self, entity: _Entity) -> list[str]:
+        if entity.packed is not None:
+            if not entity.occ_unsorted:
+                # A read decodes the contents alone and leaves the stamps packed.
+                contents = _CONTENTS_DECODER.decode(entity.packed).contents
+                contents += entity.occ.values()
+                return contents
+            self._unpack(entity)
+        if entity.occ_unsorted:
+            entity.occ = dict(sorted(entity.occ.items()))
+            entity.occ_unsorted = False
+        return list(entity.occ.values())
+
+    @staticmethod
+    def _relation_view(relation: _Relation) -> RelationView:
+        base = relation.base
+        assert base is not None, "a visible relation has been created"
+        if base is _PLAIN:
+            view = RelationView(*relation.key)
+        else:
+            view = RelationView(
+                base.from_entity,
+                base.to_entity,
+                base.relation_type,
+                base.weight,
+                dict(base.properties) if base.properties else {},
+                base.valid_at,
+                base.invalid_at,
+                base.source_session,
+                base.source_transcript,
+                base.source_type,
+            )
+        if relation.updates:
+            written = {field: value for field, (_, value) in relation.updates.items()}
+            if "properties" in written:
+                written["properties"] = dict(written["properties"])
+            view = msgspec.structs.replace(view, **written)
+        return view
+
+    def has_entity(self, name: str) -> bool:
+        return self._alive_entity(name) is not None
+
+    def entity(self, name: str) -> EntityView | None:
+        entity = self._alive_entity(name)
+        return (
+            None if entity is None else EntityView(name, entity.entity_type, self._contents(entity))
+        )
+
+    def entity_type(self, name: str) -> str | None:
+        entity = self._alive_entity(name)
+        return None if entity is None else entity.entity_type
+
+    def observations(self, name: str) -> list[str]:
+        """The entity's visible observation contents in stamp order; [] if it is not alive."""
+        entity = self._alive_entity(name)
+        return [] if entity is None else self._contents(entity)
+
+    def has_observation(self, name: str, content: str) -> bool:
+        entity = self._alive_entity(name)
+        if entity is None:
+            return False
+        return content in entity.occ.values() or (
+            entity.packed is not None
+            and content in _CONTENTS_DECODER.decode(entity.packed).contents
+        )
+
+    def creation_key(self, name: str) -> Stamp | None:
+        """The stamp of an alive entity's latest creation (it orders listings); else None."""
+        entity = self._alive_entity(name)
+        if entity is None:
+            return None
+        created = entity.created
+        return (created.hlc, created.origin, created.origin_seq)
+
+    def entities_named(
+        self, names: Iterable[str], *, listing_order: bool = False
+    ) -> list[EntityView]:
+        """The alive entities among `names`, each once: in the order given, or in listing
+        order (as open_nodes answers); missing names are skipped."""
+        found: dict[str, _Entity] = {}
+        for name in names:
+            entity = self._alive_entity(name)
+            if entity is not None:
+                found.setdefault(name, entity)
+        items = (
+            sorted(found.items(), key=lambda kv: kv[1].created) if listing_order else found.items()
+        )
+        return [
+            EntityView(name, entity.entity_type, self._contents(entity)) for name, entity in items
+        ]
+
+    def entities(self) -> Iterator[EntityView]:
+        """Alive entities in order of their latest creation stamp."""
+        if self._entities_unsorted:
+            self._entities = dict(sorted(self._entities.items(), key=lambda kv: kv[1].created))
+            self._entities_unsorted = False
+        for name, entity in tuple(self._entities.items()):
+            if entity.alive:
+                yield EntityView(name, entity.entity_type, self._contents(entity))
+
+    def entity_names(self) -> list[str]:
+        """Names of the alive entities (in no promised order: cheaper than `entities()`)."""
+        return [name for name, entity in self._entities.items() if entity.alive]
+
+    def entity_count(self) -> int:
+        return self._alive
+
+    def relations(self) -> Iterator[RelationView]:
+        """Visible relations in order of their latest creation stamp."""
+        if self._relations_unsorted:
+            self._relations = dict(sorted(self._relations.items(), key=lambda kv: kv[1].created))
+            self._relations_unsorted = False
+        for relation in tuple(self._relations.values()):
+            if relation.visible:
+                yield self._relation_view(relation)
+
+    def relation_count(self) -> int:
+        return self._visible
+
+    def has_relation(self, from_entity: str, to_entity: str, relation_type: str) -> bool:
+        relation = self._relations.get((from_entity, to_entity, relation_type))
+        return relation is not None and relation.visible
+
+    def relation(self, from_entity: str, to_entity: str, relation_type: str) -> RelationView | None:
+        """The visible relation with this key, with its attributes; else None."""
+        relation = self._relations.get((from_entity, to_entity, relation_type))
+        return self._relation_view(relation) if relation is not None and relation.visible else None
+
+    def relations_of(self, name: str) -> list[RelationView]:
+        """Visible relations with `name` as either endpoint, in creation order."""
+        return self.relations_of_any((name,))
+
+    def relation_keys(self) -> list[RelationKey]:
+        """(from, to, type) of the visible relations in listing order: `relations()` without
+        building attribute views, for readers that need only the keys."""
+        if self._relations_unsorted:
+            self._relations = dict(sorted(self._relations.items(), key=lambda kv: kv[1].created))
+            self._relations_unsorted = False
+        return [key for key, relation in self._relations.items() if relation.visible]
+
+    def relation_keys_of_any(self, names: Iterable[str]) -> list[RelationKey]:
+        """Keys of `relations_of_any(names)`, in the same order."""
+        return [relation.key for relation in self._incident(names)]
+
+    def relations_of_any(self, names: Iterable[str]) -> list[RelationView]:
+        """Visible relations with either endpoint in `names`, each once, in creation order."""
+        return [self._relation_view(relation) for relation in self._incident(names)]
+
+    def _incident(self, names: Iterable[str]) -> list[_Relation]:
+        found: dict[_Relation, None] = {}
+        entities = self._entities
+        for name in names:
+            entity = entities.get(name)
+            if entity is not None and entity.edges:
+                for relation in entity.edges:
+                    if relation.visible:
+                        found[relation] = None
+        return sorted(found, key=lambda relation: relation.created)
+
+    def snapshot(self) -> GraphSnapshot:
+        """The visible graph as one comparable value (used to compare folds for equality)."""
+        return GraphSnapshot(tuple(self.entities()), tuple(self.relations()))
