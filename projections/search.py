@@ -27,9 +27,7 @@ returned.
 from __future__ import annotations
 
 import itertools
-import operator
 import sys
-from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -45,6 +43,7 @@ from eventstore.events import (
     ObservationDeleted,
     Stamp,
 )
+from projections.trigrams import ones, query_buckets, text_buckets
 
 __all__ = ["BUCKETS", "SEGMENT_SIZE", "WARM_BUDGET", "EntitySource", "SearchProjection"]
 
@@ -56,12 +55,9 @@ most BUCKETS bits per segment: 32 bytes an entity, bounded whatever the texts.""
 
 _FIELD = "\x00"
 _ENTITY = "\x01"
-_QUAD = next(code for code in "IL" if array(code).itemsize == 4)
-_LOW_3 = 0xFFFFFF
 _BLOCK = 1024  # segments whose trigram rows a build fills at once (rows of this many bytes)
 _AS_BINARY = bytes.maketrans(b"\x00\x01", b"01")
 _NO_STAMP: Stamp = (-1, "", -1)  # older than any
-_QUERY_BYTES = 256
 WARM_BUDGET = 2048
 """Entities a step of `SearchProjection.warm` handles: tens of ms, what a request may wait."""
 
@@ -95,53 +91,6 @@ def entity_text(entity: _Entity) -> str:
 
 
 ENTITY_SEPARATOR = _ENTITY
-
-
-def _utf8(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")  # lone surrogates too: JSON can carry them
-
-
-def _text_buckets(texts: list[str], buckets: int) -> set[int]:
-    """The buckets of every byte trigram inside a word of `texts`, and of some at a word's
-    edges (which no query asks for). Each distinct word once, read four bytes at a time by
-    `array` at the four offsets: no Python-level loop over characters. Words are split at
-    ASCII whitespace and NUL only; a query's words (see _query_buckets) at least there."""
-    words = set(_utf8(" ".join(texts)).replace(b"\x00", b" ").split())
-    # Two spaces between words: a trigram spanning them depends on one letter, not two, so
-    # there are fewer of these useless ones.
-    data = b"  " + b"  ".join(words) + b"  "
-    quads = array(_QUAD)
-    for offset in range(4):
-        quads.frombytes(data[offset : offset + (len(data) - offset) // 4 * 4])
-    # The low three bytes of each four-byte word: the trigram at its first byte (little-endian)
-    # or at its second (big-endian); the padding spaces make either cover every trigram.
-    trigrams = map(operator.and_, set(quads), repeat(_LOW_3))
-    return set(map(operator.mod, trigrams, repeat(buckets)))
-
-
-def _query_buckets(needle: str, buckets: int) -> set[int]:
-    """The buckets of the trigrams inside the query's words: a text holding the query holds
-    each of them inside one of its words (split where texts are, and at U+0001 too)."""
-    found: set[int] = set()
-    order = sys.byteorder
-    # A long query's prefix selects well enough, and its trigrams are the query's too.
-    data = _utf8(needle)[:_QUERY_BYTES]
-    for word in data.replace(b"\x00", b" ").replace(b"\x01", b" ").split():
-        found.update(
-            int.from_bytes(word[at : at + 3], order) % buckets for at in range(len(word) - 2)
-        )
-    return found
-
-
-def _ones(bits: int) -> list[int]:
-    """Positions of the set bits, lowest first."""
-    digits = bin(bits)[:1:-1]
-    found: list[int] = []
-    at = digits.find("1")
-    while at >= 0:
-        found.append(at)
-        at = digits.find("1", at + 1)
-    return found
 
 
 class _Segment:
@@ -295,7 +244,7 @@ class SearchProjection:
 
     def _candidates(self, needle: str) -> list[_Segment]:
         segments = self._segments
-        buckets = _query_buckets(needle, self._buckets)
+        buckets = query_buckets(needle, self._buckets)
         if not buckets:
             return [segment for segment in segments if segment.names]
         bits = self._bits
@@ -304,7 +253,7 @@ class SearchProjection:
             hits &= bits[bucket]
             if not hits:
                 return []
-        return [segments[slot] for slot in _ones(hits)]
+        return [segments[slot] for slot in ones(hits)]
 
     # --- following the graph --------------------------------------------------------------
 
@@ -478,7 +427,7 @@ class SearchProjection:
         for slot in slots:
             segment = segments[slot]
             bit = 1 << slot
-            for bucket in _text_buckets(segment.fresh, self._buckets):
+            for bucket in text_buckets(segment.fresh, self._buckets):
                 bits[bucket] |= bit
             segment.fresh = []
         return bool(self._unfiltered)
@@ -493,7 +442,7 @@ class SearchProjection:
             found = []
             for slot in block:
                 segment = segments[slot]
-                found.append((slot, _text_buckets(segment.fresh, count)))
+                found.append((slot, text_buckets(segment.fresh, count)))
                 segment.fresh = []
             base = found[0][0]  # rows span these slots only: a warm-up step fills a few
             # Buckets every segment of the block holds (common words) take all their bits at
