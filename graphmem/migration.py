@@ -3,21 +3,21 @@
 The official file (reference contract §A2) is JSONL: one compact object per line, entities
 (`type, name, entityType, observations`) then relations (`type, from, to, relationType`). The
 oldest releases wrote one pretty-printed document `{"entities": [...], "relations": [...]}`
-(`memory.json`); both are read. Reading is tolerant where the official loader is not: a bad
-line is reported with its line number and the rest still imports. Importing is idempotent: it
-only adds what the graph lacks, so running it twice changes nothing the second time.
+(`memory.json`); both are read (graphmem.memory_file). Reading is tolerant where the official
+loader is not: a bad line is reported with its line number and the rest still imports.
+Importing is idempotent: it only adds what the graph lacks, so running it twice changes nothing
+the second time.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from actors.commands import (
     AddObservations,
@@ -35,7 +35,18 @@ from actors.commands import (
 from actors.errors import CommandRejectedError
 from actors.gateway import GraphGateway
 from eventstore.events import Cause
-from graphmem.tools.base import InputLimits
+from graphmem.memory_file import (
+    LONE_SURROGATE,
+    EntityRecord,
+    MemoryFileError,
+    ParsedMemory,
+    Problem,
+    RelationKey,
+    RelationRecord,
+    parse_memory,
+    read_memory_file,
+    unique_in_order,
+)
 from graphmem.tools.graph_values import entity_value, relation_value
 from projections.graph import GraphProjection
 
@@ -46,258 +57,18 @@ IMPORT_CAUSE = Cause(tool="import", client="graphmem-cli")
 Progress = Callable[[int, int], None]
 """Called with (records done, records in total) as an import advances."""
 
-RelationKey = tuple[str, str, str]
-
-
-class MemoryFileError(Exception):
-    """The memory file cannot be read at all (missing, a directory, unreadable)."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Something in the file that was not imported as written; `where` is "line 7" or
-    "entities[3]" (the legacy document has no useful line numbers)."""
-
-    where: str
-    reason: str
-    line: int | None = None
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.reason}"
-
-
-@dataclass
-class EntityRecord:
-    where: str
-    line: int | None
-    name: str
-    entity_type: str
-    observations: list[str]
-
-
-@dataclass(frozen=True)
-class RelationRecord:
-    where: str
-    line: int | None
-    from_entity: str
-    to_entity: str
-    relation_type: str
-
-    @property
-    def key(self) -> RelationKey:
-        return (self.from_entity, self.to_entity, self.relation_type)
-
-
-@dataclass
-class ParsedMemory:
-    """The records of a memory file in file order; duplicates of an entity already merged."""
-
-    format: Literal["jsonl", "legacy-json"] = "jsonl"
-    entities: list[EntityRecord] = field(default_factory=list)
-    relations: list[RelationRecord] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-
-
-# --- reading --------------------------------------------------------------------------------
-
-# The edge accepts tabs and line breaks in observations and no other control character; names,
-# types and relation types are single-line. Imported text follows the same rules.
-_CONTROL_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_CONTROL_SINGLE_LINE = re.compile(r"[\x00-\x1f\x7f]")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-_LIMITS = InputLimits()
-
-
-def _text_problem(value: object, what: str, *, multiline: bool) -> str | None:
-    """Why `value` cannot be stored as the text `what`, or None if it can."""
-    if not isinstance(value, str):
-        return f"{what} is {_json_kind(value)}, not a string"
-    limit = _LIMITS.max_content_chars if multiline else _LIMITS.max_name_chars
-    if len(value) > limit:
-        return f"{what} is {len(value):,} characters long; the limit is {limit:,}"
-    if _SURROGATE.search(value):
-        return f"{what} contains invalid Unicode (a lone surrogate)"
-    found = (_CONTROL_MULTILINE if multiline else _CONTROL_SINGLE_LINE).search(value)
-    if found:
-        return f"{what} contains the control character U+{ord(found.group()):04X}"
-    return None
-
-
-_KINDS = {type(None): "null", bool: "a boolean", int: "a number", float: "a number"}
-_KINDS.update({str: "a string", list: "an array"})
-
-
-def _json_kind(value: object) -> str:
-    return _KINDS.get(type(value), "an object")
-
-
-def read_memory_file(path: str | Path) -> ParsedMemory:
-    """Parse an official memory file (JSONL or the legacy JSON document), tolerantly."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise MemoryFileError(f"cannot read {path}: {error.strerror or error}") from None
-    return parse_memory(data)
-
-
-def parse_memory(data: bytes) -> ParsedMemory:
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    legacy = _legacy_document(data)
-    if legacy is not None:
-        return _parse_legacy(legacy)
-    parsed = ParsedMemory()
-    builder = _Builder(parsed)
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        where = f"line {number}"
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            builder.problem(where, number, f"not valid UTF-8 (byte {error.start + 1})")
-            continue
-        if not text.strip():
-            continue
-        try:
-            item = json.loads(text)
-        except json.JSONDecodeError as error:
-            builder.problem(where, number, f"not valid JSON ({error.msg} at column {error.colno})")
-            continue
-        builder.add(item, where, number)
-    return parsed
-
-
-def _legacy_document(data: bytes) -> dict[str, Any] | None:
-    """The whole file as the legacy `{"entities": [...], "relations": [...]}` document."""
-    if not data.lstrip().startswith(b"{"):
-        return None
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    if (
-        isinstance(document, dict)
-        and "type" not in document
-        and ("entities" in document or "relations" in document)
-    ):
-        return document
-    return None
-
-
-def _parse_legacy(document: dict[str, Any]) -> ParsedMemory:
-    parsed = ParsedMemory(format="legacy-json")
-    builder = _Builder(parsed)
-    for key, kind in (("entities", "entity"), ("relations", "relation")):
-        items = document.get(key, [])
-        if not isinstance(items, list):
-            builder.problem(key, None, f"is {_json_kind(items)}, not an array; nothing imported")
-            continue
-        for index, item in enumerate(items):
-            where = f"{key}[{index}]"
-            if isinstance(item, dict):
-                # Legacy items carry no "type": their array says what they are.
-                builder.add({**item, "type": kind}, where, None)
-            else:
-                builder.problem(where, None, f"is {_json_kind(item)}, not an object")
-    return parsed
-
-
-class _Builder:
-    """Turns parsed JSON items into records, merging duplicates and noting problems."""
-
-    def __init__(self, parsed: ParsedMemory) -> None:
-        self.parsed = parsed
-        self.entities: dict[str, EntityRecord] = {}
-        self.relations: dict[RelationKey, RelationRecord] = {}
-
-    def problem(self, where: str, line: int | None, reason: str) -> None:
-        self.parsed.problems.append(Problem(where, reason, line))
-
-    def add(self, item: Any, where: str, line: int | None) -> None:
-        if not isinstance(item, dict):
-            self.problem(where, line, f"is {_json_kind(item)}, not an object")
-            return
-        kind = item.get("type")
-        if kind == "entity":
-            self._entity(item, where, line)
-        elif kind == "relation":
-            self._relation(item, where, line)
-        elif "type" not in item:
-            self.problem(where, line, 'has no "type" (expected "entity" or "relation")')
-        else:
-            shown = json.dumps(kind, ensure_ascii=False)[:60]
-            self.problem(where, line, f"unknown type {shown}: only entities and relations import")
-
-    def _names_ok(
-        self, item: dict[str, Any], kind: str, fields: Sequence[str], where: str, line: int | None
-    ) -> bool:
-        for what in fields:
-            reason = (
-                _text_problem(item[what], what, multiline=False)
-                if what in item
-                else f"{kind} has no {what}"
-            )
-            if reason is not None:
-                self.problem(where, line, f"{reason}; the {kind} was not imported")
-                return False
-        return True
-
-    def _entity(self, item: dict[str, Any], where: str, line: int | None) -> None:
-        if not self._names_ok(item, "entity", ("name", "entityType"), where, line):
-            return
-        name: str = item["name"]
-        entity_type: str = item["entityType"]
-        observations = self._observations(item, where, line, name)
-        first = self.entities.get(name)
-        if first is None:
-            record = EntityRecord(where, line, name, entity_type, observations)
-            self.entities[name] = record
-            self.parsed.entities.append(record)
-            return
-        known = set(first.observations)
-        fresh = [o for o in _unique(observations) if o not in known]
-        first.observations.extend(fresh)
-        note = f"another entry for entity {name!r} (first at {first.where}): "
-        note += f"{len(fresh)} new observation(s) merged into it"
-        if entity_type != first.entity_type:
-            note += f"; its type {entity_type!r} ignored for {first.entity_type!r}"
-        self.problem(where, line, note)
-
-    def _observations(
-        self, item: dict[str, Any], where: str, line: int | None, name: str
-    ) -> list[str]:
-        raw = item.get("observations")
-        if not isinstance(raw, list):
-            found = "no observations" if "observations" not in item else _json_kind(raw)
-            self.problem(
-                where,
-                line,
-                f"entity {name!r} has {found}, not an array of strings; "
-                "imported without observations",
-            )
-            return []
-        kept: list[str] = []
-        for index, content in enumerate(raw):
-            reason = _text_problem(content, f"observations[{index}]", multiline=True)
-            if reason is None:
-                kept.append(content)
-            else:
-                self.problem(where, line, f"{reason}; that observation was not imported")
-        return kept
-
-    def _relation(self, item: dict[str, Any], where: str, line: int | None) -> None:
-        if not self._names_ok(item, "relation", ("from", "to", "relationType"), where, line):
-            return
-        record = RelationRecord(where, line, item["from"], item["to"], item["relationType"])
-        first = self.relations.get(record.key)
-        if first is not None:
-            self.problem(where, line, f"the same relation as {first.where}; imported once")
-            return
-        self.relations[record.key] = record
-        self.parsed.relations.append(record)
-
-
-def _unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
+__all__ = [
+    "IMPORT_CAUSE",
+    "ImportReport",
+    "MemoryFileError",
+    "ParsedMemory",
+    "Problem",
+    "export_jsonl",
+    "import_memory",
+    "parse_memory",
+    "read_memory_file",
+    "write_atomic",
+]
 
 
 # --- importing ------------------------------------------------------------------------------
@@ -389,7 +160,7 @@ class _Importer:
                     f"entity {record.name!r} already exists with type {entity_type!r}; "
                     f"kept it (the file says {record.entity_type!r})",
                 )
-            unique = _unique(record.observations)
+            unique = unique_in_order(record.observations)
             lacking = [o for o in unique if o not in observations]
             self.report.observations_present += len(unique) - len(lacking)
             if lacking:
@@ -411,7 +182,11 @@ class _Importer:
         self.report.observations_added += sum(len(e.observations) for e in result.created)
         skipped = set(result.skipped)
         self.report.entities_present += len(skipped)
-        return [(e, _unique(e.observations)) for e in batch if e.name in skipped and e.observations]
+        return [
+            (e, unique_in_order(e.observations))
+            for e in batch
+            if e.name in skipped and e.observations
+        ]
 
     def _add_observations(self, batch: list[tuple[EntityRecord, list[str]]]) -> None:
         command = AddObservations(
@@ -434,7 +209,7 @@ class _Importer:
         )
         wanted: list[RelationRecord] = []
         for record in self.parsed.relations:
-            missing = [n for n in _unique(record.key[:2]) if n not in exists]
+            missing = [n for n in unique_in_order(record.key[:2]) if n not in exists]
             if record.key in present.relations:
                 self.report.relations_present += 1
             elif missing:
@@ -520,7 +295,7 @@ def export_jsonl(graph: GraphProjection) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         # JSON.stringify writes a lone surrogate as an escape; UTF-8 cannot carry it raw.
-        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+        return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:
