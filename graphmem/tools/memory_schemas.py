@@ -93,18 +93,23 @@ def tool(  # noqa: PLR0917 - one positional per field of the official table
     title: str,
     description: str,
     input_schema: Schema,
-    output_schema: Schema,
+    output_schema: Schema | None,
     annotations: types.ToolAnnotations,
 ) -> types.Tool:
-    return types.Tool(
+    """A static tool's definition; with `output_schema` None it declares none."""
+    definition = types.Tool(
         name=name,
         title=title,
         description=description,
         input_schema=root(input_schema),
-        output_schema=output_schema,
         annotations=annotations,
         execution=FORBIDDEN_TASKS,
     )
+    # Left unset rather than set to None: stdio writes every field that was set, and would
+    # send "outputSchema": null.
+    if output_schema is not None:
+        definition.output_schema = output_schema
+    return definition
 
 
 CREATE_ENTITIES = tool(

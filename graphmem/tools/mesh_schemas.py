@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from mcp import types
 
-from graphmem.tools.memory_schemas import AS_OF, DELETE, FORBIDDEN_TASKS, READ, WRITE
-from graphmem.tools.schema import Schema, array, obj, root, string
+from graphmem.tools.memory_schemas import AS_OF, DELETE, READ, WRITE, tool
+from graphmem.tools.schema import Schema, array, obj, string
 
 __all__ = [
     "ADD_EDGES",
@@ -107,14 +107,7 @@ def _tool(
     input_schema: Schema,
     annotations: types.ToolAnnotations,
 ) -> types.Tool:
-    return types.Tool(
-        name=name,
-        title=title,
-        description=description,
-        input_schema=root(input_schema),
-        annotations=annotations,
-        execution=FORBIDDEN_TASKS,
-    )
+    return tool(name, title, description, input_schema, None, annotations)
 
 
 ADD_NODES = _tool(

@@ -4,92 +4,24 @@ rebuild (old models serve until the new ones have caught up)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pykka
 import pytest
 from structlog.testing import capture_logs
 
-from actors.bridge import BlockingReply
-from actors.commands import (
-    AddObservations,
-    Command,
-    CreateEntities,
-    CreateRelations,
-    DeleteEntities,
-    EntityInput,
-    ObservationInput,
-    RelationInput,
-)
-from actors.graph_writer import Ask, AskModels, Execute, GraphWriterActor, Rebuild
-from actors.read_models import ReadModels
-from actors.rebuild import (
-    Models,
-    RebuildCancelledError,
-    RebuildResult,
-    fold_log,
-    rebuild_checkpoints,
-)
+from actors.commands import DeleteEntities
+from actors.rebuild import Models, RebuildCancelledError, fold_log, rebuild_checkpoints
 from eventstore.events import EntityCreated, SchemaRegistered, SchemaRetired
 from eventstore.lmdb_log import LmdbEventLog
-from eventstore.log import Checkpoint, EventLog
+from eventstore.log import Checkpoint
 from eventstore.memory_log import InMemoryEventLog
 from projections.conflicts import ConflictsProjection
-from projections.graph import GraphProjection, GraphSnapshot
+from projections.graph import GraphProjection
 from projections.schemas import SchemaProjection
-
-T = TypeVar("T")
-WAIT = 10.0
-
-
-class Writer:
-    """One GraphWriterActor on a log, driven the way the gateway drives it."""
-
-    def __init__(self, event_log: EventLog, **options: Any) -> None:
-        self.ref = GraphWriterActor.start(event_log, **options)
-
-    def run(self, command: Command) -> Any:
-        reply: BlockingReply[Any] = BlockingReply()
-        self.ref.tell(Execute(command, None, reply))
-        return reply.wait(WAIT)
-
-    def ask(self, query: Callable[[GraphProjection], T]) -> T:
-        reply: BlockingReply[Any] = BlockingReply()
-        self.ref.tell(Ask(query, reply))
-        result: T = reply.wait(WAIT)
-        return result
-
-    def ask_models(self, query: Callable[[ReadModels], T]) -> T:
-        reply: BlockingReply[Any] = BlockingReply()
-        self.ref.tell(AskModels(query, reply))
-        result: T = reply.wait(WAIT)
-        return result
-
-    def rebuild(self) -> BlockingReply[RebuildResult]:
-        reply: BlockingReply[RebuildResult] = BlockingReply()
-        self.ref.tell(Rebuild(reply))
-        return reply
-
-    def stop(self) -> None:
-        self.ref.stop(block=True, timeout=WAIT)
-
-
-def people(*names: str) -> CreateEntities:
-    return CreateEntities([EntityInput(name, "person", [f"{name} was here"]) for name in names])
-
-
-def write_some(writer: Writer, *names: str) -> None:
-    writer.run(people(*names))
-    writer.run(CreateRelations([RelationInput(names[0], names[-1], "knows")]))
-    writer.run(AddObservations([ObservationInput(names[-1], ["likes tea", "likes tea"])]))
-
-
-def folded(event_log: EventLog) -> GraphSnapshot:
-    graph = GraphProjection()
-    graph.apply_all(event_log.read_from(1))
-    return graph.snapshot()
+from tests.actors.writer_support import WAIT, GatedReads, Writer, folded, people, write_some
 
 
 def schema_event(type_name: str) -> SchemaRegistered:
@@ -227,24 +159,6 @@ def test_a_checkpoint_that_disagrees_with_the_log_is_reported_and_dropped(
 
 
 # --- the writer's background rebuild ----------------------------------------------------------
-
-
-class GatedReads:
-    """Wraps a log so that reads from the rebuild's worker thread wait for the test's gate."""
-
-    def __init__(self, inner: EventLog) -> None:
-        self.inner = inner
-        self.gate = threading.Event()
-        self.reading = threading.Event()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def read_from(self, position: int) -> Iterator[Any]:
-        if threading.current_thread().name == "graphmem-rebuild":
-            self.reading.set()
-            assert self.gate.wait(WAIT), "the test never opened the gate"
-        return self.inner.read_from(position)
 
 
 def test_queries_and_writes_are_served_during_a_rebuild_and_the_new_model_equals_the_old(

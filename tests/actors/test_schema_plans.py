@@ -31,13 +31,13 @@ from actors.schema_plans import (
     unwrap_arguments,
 )
 from projections.entity_schema import EntitySchema, parse_schema
+from tests import schema_samples
 from tests.helpers import entity, graph_with, run
-from tests.projections.test_entity_schema import NPC
 
 
 def npc_schema(**properties: Any) -> EntitySchema:
     """The seed's npc schema, plus `properties`; `additionalProperties=False` closes it."""
-    document = copy.deepcopy(NPC)
+    document = copy.deepcopy(schema_samples.NPC_SCHEMA)
     closed = properties.pop("additionalProperties", None)
     if closed is not None:
         document["additionalProperties"] = closed

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -17,9 +16,18 @@ from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint, EventLog
 from eventstore.memory_log import InMemoryEventLog
 from projections.conflicts import ConflictsProjection
-from projections.graph import GraphProjection, GraphSnapshot
+from projections.graph import GraphProjection
 from projections.schemas import SchemaProjection
-from tests.actors.test_rebuild import WAIT, GatedReads, Writer, folded, people, write_some
+from tests.actors.writer_support import (
+    WAIT,
+    GatedReads,
+    Writer,
+    events_of,
+    first_answer,
+    folded,
+    people,
+    write_some,
+)
 
 OLD = GraphProjection.version
 NEW = OLD + 1
@@ -52,21 +60,6 @@ def old_checkpoint(event_log: EventLog, version: int = OLD) -> None:
         Checkpoint("graph", version, last, graph.to_snapshot()),
         Checkpoint("schemas", SchemaProjection.format_version, last, schemas.to_snapshot()),
     )
-
-
-def events(logs: list[dict[str, object]], name: str) -> list[dict[str, object]]:
-    return [entry for entry in logs if entry["event"] == name]
-
-
-def first_answer(event_log: EventLog, **options: Any) -> tuple[GraphSnapshot, list[Any]]:
-    """The graph a writer just started answers with, and what it logged until it stopped."""
-    with capture_logs() as logs:
-        writer = Writer(event_log, **options)
-        try:
-            answered = writer.ask(lambda g: g.snapshot())
-        finally:
-            writer.stop()
-    return answered, logs
 
 
 def prepared(event_log: EventLog) -> None:
@@ -110,9 +103,9 @@ def test_a_server_answers_from_the_stale_checkpoint_until_the_background_rebuild
             finally:
                 gated.gate.set()
                 writer.stop()
-        started = events(logs, "rebuild_started")
+        started = events_of(logs, "rebuild_started")
         assert [e["reason"] for e in started] == ["stale_checkpoint"]
-        assert events(logs, "checkpoint_stale")
+        assert events_of(logs, "checkpoint_stale")
         # Fresh checkpoints of the new version replace the stale ones.
         stored = inner.checkpoints.entries("graph")
         assert {e.version for e in stored} == {NEW}
@@ -130,8 +123,8 @@ def test_the_next_start_after_the_rebuild_restores_the_new_checkpoint(data_dir: 
             writer.stop()
         answered, logs = first_answer(inner, serve_stale=True)
         assert answered == folded(inner)
-        assert not events(logs, "rebuild_started")
-        assert not events(logs, "checkpoint_stale")
+        assert not events_of(logs, "rebuild_started")
+        assert not events_of(logs, "checkpoint_stale")
 
 
 @pytest.mark.usefixtures("upgraded")
@@ -140,7 +133,7 @@ def test_a_one_shot_process_refolds_instead_of_answering_from_a_stale_checkpoint
     prepared(event_log)
     answered, logs = first_answer(event_log)  # serve_stale is off: import, export, tests
     assert answered == folded(event_log)  # no Ghost
-    assert not events(logs, "rebuild_started")
+    assert not events_of(logs, "rebuild_started")
 
 
 def test_a_checkpoint_of_a_version_this_one_cannot_read_is_ignored_even_by_a_server(
@@ -151,8 +144,8 @@ def test_a_checkpoint_of_a_version_this_one_cannot_read_is_ignored_even_by_a_ser
     prepared(event_log)
     answered, logs = first_answer(event_log, serve_stale=True)
     assert answered == folded(event_log)
-    assert not events(logs, "rebuild_started")
-    assert not events(logs, "checkpoint_stale")
+    assert not events_of(logs, "rebuild_started")
+    assert not events_of(logs, "checkpoint_stale")
 
 
 @pytest.mark.usefixtures("upgraded")
@@ -199,5 +192,5 @@ def test_a_stale_conflict_view_is_served_while_the_rebuild_replaces_it(
             finally:
                 gated.gate.set()
                 writer.stop()
-        assert [e["reason"] for e in events(logs, "rebuild_started")] == ["stale_checkpoint"]
+        assert [e["reason"] for e in events_of(logs, "rebuild_started")] == ["stale_checkpoint"]
         assert {e.version for e in inner.checkpoints.entries("conflicts")} == {old + 1}

@@ -9,63 +9,26 @@ from typing import Any, TypeVar
 import pytest
 from structlog.testing import capture_logs
 
-from actors.bridge import BlockingReply
 from actors.commands import (
     AddObservations,
-    Command,
-    CreateEntities,
     CreateRelations,
-    EntityInput,
     ObservationInput,
     RelationInput,
 )
-from actors.graph_writer import Ask, AskModels, Execute, GraphWriterActor
-from actors.read_models import ReadModels
 from eventstore.checkpoints import encode_record
 from eventstore.events import EntityCreated, ObservationAdded
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint, EventLog, LogError, LogTransaction
 from projections import search as search_module
 from projections.graph import GraphProjection, GraphSnapshot
+from tests.actors.writer_support import Writer, events_of, first_answer, folded, people
 
 T = TypeVar("T")
-WAIT = 10.0
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"
-
-
-class Writer:
-    """One GraphWriterActor on a log, driven the way the gateway drives it."""
-
-    def __init__(self, event_log: EventLog, **options: Any) -> None:
-        self.ref = GraphWriterActor.start(event_log, **options)
-
-    def run(self, command: Command) -> Any:
-        reply: BlockingReply[Any] = BlockingReply()
-        self.ref.tell(Execute(command, None, reply))
-        return reply.wait(WAIT)
-
-    def ask(self, query: Callable[[GraphProjection], T]) -> T:
-        reply: BlockingReply[Any] = BlockingReply()
-        self.ref.tell(Ask(query, reply))
-        result: T = reply.wait(WAIT)
-        return result
-
-    def ask_models(self, query: Callable[[ReadModels], T]) -> T:
-        reply: BlockingReply[Any] = BlockingReply()
-        self.ref.tell(AskModels(query, reply))
-        result: T = reply.wait(WAIT)
-        return result
-
-    def stop(self) -> None:
-        self.ref.stop(block=True, timeout=WAIT)
-
-
-def people(*names: str) -> CreateEntities:
-    return CreateEntities([EntityInput(name, "person", [f"{name} was here"]) for name in names])
 
 
 WRITTEN = 8  # events write_some appends
@@ -77,22 +40,19 @@ def write_some(writer: Writer) -> None:
     writer.run(AddObservations([ObservationInput("Bob", ["likes tea"])]))
 
 
+def write_and_stop(event_log: EventLog, **options: Any) -> None:
+    """write_some by a writer that then stops, saving its checkpoints."""
+    writer = Writer(event_log, **options)
+    write_some(writer)
+    writer.stop()
+
+
 def answers(writer: Writer) -> tuple[GraphSnapshot, list[str], int]:
     return (
         writer.ask(lambda g: g.snapshot()),
         writer.ask_models(lambda m: m.search.search(m.graph, "tea")),
         writer.ask_models(lambda m: m.conflicts.count()),
     )
-
-
-def events_of(logs: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    return [entry for entry in logs if entry["event"] == name]
-
-
-def rebuilt(event_log: EventLog) -> GraphSnapshot:
-    graph = GraphProjection()
-    graph.apply_all(event_log.read_from(1))
-    return graph.snapshot()
 
 
 def test_a_restart_loads_the_checkpoint_saved_on_stop_and_answers_the_same(
@@ -124,9 +84,7 @@ def test_events_appended_after_the_checkpoint_are_caught_up_from_the_log(
     data_dir: Path,
 ) -> None:
     with LmdbEventLog.open(data_dir) as event_log:
-        first = Writer(event_log)
-        write_some(first)
-        first.stop()
+        write_and_stop(event_log)
         event_log.append(
             [
                 EntityCreated(name="Dave", entity_type="person"),
@@ -142,7 +100,7 @@ def test_events_appended_after_the_checkpoint_are_caught_up_from_the_log(
 
         assert observations == ["Bob was here", "likes tea", "joined later"]
         assert found == ["Bob"]
-        assert snapshot == rebuilt(event_log)
+        assert snapshot == folded(event_log)
 
 
 def test_checkpoints_are_saved_as_the_log_grows_and_kept_bounded(data_dir: Path) -> None:
@@ -185,9 +143,7 @@ def test_a_bad_checkpoint_is_ignored_and_the_model_rebuilt_from_the_log(
     data_dir: Path, damage: str
 ) -> None:
     with LmdbEventLog.open(data_dir) as event_log:
-        first = Writer(event_log)
-        write_some(first)
-        first.stop()
+        write_and_stop(event_log)
         store = event_log.checkpoints
         record = store.raw_record("graph", WRITTEN) or b""
         store.delete("graph")
@@ -204,12 +160,9 @@ def test_a_bad_checkpoint_is_ignored_and_the_model_rebuilt_from_the_log(
             fake = encode_record(Checkpoint("graph", 1, 99, b"\x90"), log_id=log_id, tip=0)
             store.put_raw_record("graph", 99, fake)
 
-        with capture_logs() as logs:
-            second = Writer(event_log)
-            snapshot = second.ask(lambda g: g.snapshot())
-        second.stop()
+        snapshot, logs = first_answer(event_log)
 
-        assert snapshot == rebuilt(event_log)
+        assert snapshot == folded(event_log)
         assert events_of(logs, "checkpoint_loaded") == []
 
 
@@ -217,19 +170,14 @@ def test_a_snapshot_that_does_not_restore_is_passed_over_for_an_older_one(
     data_dir: Path,
 ) -> None:
     with LmdbEventLog.open(data_dir) as event_log:
-        first = Writer(event_log)
-        write_some(first)
-        first.stop()
+        write_and_stop(event_log)
         event_log.checkpoints.save(
             Checkpoint("graph", GraphProjection.version, WRITTEN, b"\x01\x02")
         )
 
-        with capture_logs() as logs:
-            second = Writer(event_log)
-            snapshot = second.ask(lambda g: g.snapshot())
-        second.stop()
+        snapshot, logs = first_answer(event_log)
 
-        assert snapshot == rebuilt(event_log)
+        assert snapshot == folded(event_log)
         assert [e["checkpoint"] for e in events_of(logs, "checkpoint_unusable")] == ["graph"]
 
 
@@ -260,7 +208,7 @@ def test_failing_checkpoints_are_logged_and_never_affect_writes(data_dir: Path) 
             snapshot = writer.ask(lambda g: g.snapshot())
             writer.stop()
 
-        assert snapshot == rebuilt(event_log)
+        assert snapshot == folded(event_log)
     assert events_of(logs, "checkpoint_unusable")
     failures = events_of(logs, "checkpoint_save_failed")
     assert 1 <= len(failures) <= 3  # retried once per interval, not after every message
@@ -322,7 +270,7 @@ def test_a_model_dropped_inside_a_write_goes_back_to_the_newest_checkpoint(
         snapshot = writer.ask(lambda g: g.snapshot())
         writer.stop()
 
-        assert snapshot == rebuilt(event_log)
+        assert snapshot == folded(event_log)
         assert not any(e.name == "Ghost" for e in snapshot.entities)
     # Graph and schemas, from whichever checkpoint the writer had saved by then.
     loaded = [(e["checkpoint"], e["position"]) for e in events_of(logs, "checkpoint_loaded")]
@@ -332,9 +280,7 @@ def test_a_model_dropped_inside_a_write_goes_back_to_the_newest_checkpoint(
 
 def test_checkpoints_can_be_turned_off(data_dir: Path) -> None:
     with LmdbEventLog.open(data_dir) as event_log:
-        writer = Writer(event_log, checkpoint_every=None)
-        write_some(writer)
-        writer.stop()
+        write_and_stop(event_log, checkpoint_every=None)
 
         assert event_log.checkpoints.entries() == []
 
@@ -355,13 +301,8 @@ def test_a_long_start_up_fold_is_checkpointed_right_after_start(data_dir: Path) 
 
 def test_stopping_an_unchanged_writer_saves_nothing_new(data_dir: Path) -> None:
     with LmdbEventLog.open(data_dir) as event_log:
-        first = Writer(event_log)
-        write_some(first)
-        first.stop()
-        with capture_logs() as logs:
-            second = Writer(event_log)
-            second.ask(lambda g: g.entity_count())
-            second.stop()
+        write_and_stop(event_log)
+        _, logs = first_answer(event_log)
 
     assert events_of(logs, "checkpoint_saved") == []
 
@@ -374,9 +315,7 @@ def test_a_restored_search_index_is_built_while_idle_a_step_at_a_time(
 ) -> None:
     monkeypatch.setattr(search_module, "WARM_BUDGET", 1)  # a step per entity
     with LmdbEventLog.open(data_dir) as event_log:
-        writer = Writer(event_log)
-        write_some(writer)
-        writer.stop()  # with a checkpoint, which the next start restores
+        write_and_stop(event_log)  # with a checkpoint, which the next start restores
         warm_steps = 0
         original = search_module.SearchProjection.warm
 
@@ -405,9 +344,7 @@ def test_a_command_sent_as_the_writer_starts_is_committed_whatever_it_queues_beh
     data_dir: Path,
 ) -> None:
     with LmdbEventLog.open(data_dir) as event_log:
-        writer = Writer(event_log)
-        write_some(writer)
-        writer.stop()
+        write_and_stop(event_log)
         for _ in range(5):  # the start's own messages (a warm-up step) may come first or not
             writer = Writer(event_log)
             try:

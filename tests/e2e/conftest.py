@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.support import LOCATION_SCHEMA, NPC_SCHEMA, write_schema
+from tests.e2e.support import write_schema
+from tests.schema_samples import LOCATION_SCHEMA, NPC_SCHEMA
 
 
 @pytest.fixture

@@ -17,8 +17,18 @@ READ_TIMEOUT = 30.0
 
 
 class RawServer:
-    def __init__(self, data_dir: Path, log_level: str = "WARNING") -> None:
-        params = server_params(data_dir, GRAPHMEM_LOG_LEVEL=log_level)
+    """`env` adds settings; `timeout` bounds each read and the wait for the process to end."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        log_level: str = "WARNING",
+        *,
+        timeout: float = READ_TIMEOUT,
+        **env: str,
+    ) -> None:
+        params = server_params(data_dir, GRAPHMEM_LOG_LEVEL=log_level, **env)
+        self.timeout = timeout
         self.process = subprocess.Popen(
             [sys.executable, *params.args],
             stdin=subprocess.PIPE,
@@ -65,7 +75,7 @@ class RawServer:
         self.send_bytes(json.dumps({"jsonrpc": "2.0", "method": method}).encode())
 
     def read_line(self) -> bytes:
-        return self.lines.get(timeout=READ_TIMEOUT)
+        return self.lines.get(timeout=self.timeout)
 
     def response(self, request_id: int) -> dict[str, Any]:
         """Read lines until the response to `request_id`; every line must be JSON-RPC."""
@@ -99,13 +109,13 @@ class RawServer:
         assert self.process.stdin is not None
         self.process.stdin.close()
         try:
-            code = self.process.wait(timeout=READ_TIMEOUT)
+            code = self.process.wait(timeout=self.timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.wait(timeout=READ_TIMEOUT)
+            self.process.wait(timeout=self.timeout)
             raise
         for thread in self._threads:  # every byte the process wrote has been read
-            thread.join(timeout=READ_TIMEOUT)
+            thread.join(timeout=self.timeout)
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()

@@ -5,17 +5,13 @@ without (GRAPHMEM_FAST_CALLS=0), gets byte-identical stdout in both protocol era
 from __future__ import annotations
 
 import json
-import queue
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.support import server_params
+from tests.e2e.raw_stdio import RawServer
 
 READ_TIMEOUT = 60.0
 MODERN = "2026-07-28"
@@ -31,42 +27,16 @@ class Transcript:
     line the server writes is kept, notifications included, in the order written."""
 
     def __init__(self, data_dir: Path, *, fast: bool) -> None:
-        params = server_params(
-            data_dir, GRAPHMEM_LOG_LEVEL="INFO", GRAPHMEM_FAST_CALLS="1" if fast else "0"
+        self.server = RawServer(
+            data_dir, "INFO", timeout=READ_TIMEOUT, GRAPHMEM_FAST_CALLS="1" if fast else "0"
         )
-        self.process = subprocess.Popen(
-            [sys.executable, *params.args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=params.env,
-        )
-        self.lines: queue.Queue[bytes] = queue.Queue()
         self.written: list[bytes] = []
-        self.stderr: list[bytes] = []
-        self._threads = [
-            threading.Thread(target=self._pump, daemon=True),
-            threading.Thread(target=self._drain_stderr, daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def _pump(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.put(line)
-
-    def _drain_stderr(self) -> None:
-        assert self.process.stderr is not None
-        self.stderr.extend(self.process.stderr)
 
     def send(self, line: bytes, answer_id: object = None) -> bytes | None:
         """Write `line`; with `answer_id`, read until that request's answer and return it."""
-        assert self.process.stdin is not None
-        self.process.stdin.write(line + b"\n")
-        self.process.stdin.flush()
+        self.server.send_bytes(line)
         while answer_id is not None:
-            received = self.lines.get(timeout=READ_TIMEOUT)
+            received = self.server.read_line()
             self.written.append(received)
             message = json.loads(received)
             if "method" not in message and message.get("id") == answer_id:
@@ -74,25 +44,13 @@ class Transcript:
         return None
 
     def close(self) -> list[bytes]:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        try:
-            assert self.process.wait(timeout=READ_TIMEOUT) == 0
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait(timeout=READ_TIMEOUT)
-        for thread in self._threads:
-            thread.join(timeout=READ_TIMEOUT)
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
-        while not self.lines.empty():
-            self.written.append(self.lines.get_nowait())
+        assert self.server.close() == 0
+        while not self.server.lines.empty():
+            self.written.append(self.server.lines.get_nowait())
         return self.written
 
     def logged(self, event: str) -> bool:
-        return any(json.loads(line).get("event") == event for line in self.stderr)
+        return any(json.loads(line).get("event") == event for line in self.server.stderr)
 
 
 def line(request_id: object, method: str, params: Any = None, **extra: Any) -> bytes:

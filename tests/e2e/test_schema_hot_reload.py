@@ -13,13 +13,13 @@ import pytest
 from mcp.shared.subscriptions import ToolsListChanged
 
 from tests.e2e.support import (
-    NPC_SCHEMA,
     call,
     legacy_session,
     modern_client,
     text,
     write_schema,
 )
+from tests.schema_samples import NPC_SCHEMA
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,8 @@ import mcp.types as types
 import pytest
 
 from eventstore.lmdb_log import LmdbEventLog
-from tests.e2e.support import NPC_SCHEMA, call, legacy_session, text, value, write_schema
+from tests.e2e.support import call, legacy_session, text, value, write_schema
+from tests.schema_samples import NPC_SCHEMA
 
 pytestmark = pytest.mark.anyio
 

@@ -14,44 +14,12 @@ from projections.entity_schema import (
     canonical_json,
     parse_schema,
 )
-
-NPC: dict[str, Any] = {
-    "name": "add_npc",
-    "description": "Add a non-player character to the knowledge graph",
-    "properties": {
-        "name": {"type": "string", "description": "The name of the NPC", "required": True},
-        "role": {
-            "type": "string",
-            "description": "The NPC's role or occupation",
-            "required": True,
-            "enum": ["Warrior", "Wizard", "Merchant", "Noble", "Peasant", "Thief"],
-        },
-        "status": {
-            "type": "string",
-            "description": "Current status of the NPC",
-            "required": True,
-            "enum": ["Active", "Inactive", "Deceased", "Missing"],
-        },
-        "currentLocation": {
-            "type": "string",
-            "description": "Where the NPC currently is",
-            "required": False,
-            "relationship": {
-                "edgeType": "located_in",
-                "nodeType": "location",
-                "description": "The location where this NPC resides",
-            },
-        },
-        "description": {"type": "string", "description": "Physical description"},
-        "traits": {"type": "array", "description": "Character traits", "required": False},
-    },
-    "additionalProperties": True,
-}
+from tests.schema_samples import NPC_SCHEMA
 
 
 def npc(**changes: Any) -> dict[str, Any]:
     """The seed's npc schema with top-level keys replaced (None deletes a key)."""
-    document = copy.deepcopy(NPC)
+    document = copy.deepcopy(NPC_SCHEMA)
     for key, value in changes.items():
         if value is None:
             document.pop(key, None)
