@@ -365,9 +365,11 @@ class SearchProjection:
         old, texts[index] = texts[index], text
         if text == old:
             return
-        # An added observation only extends the text: the filter holds the old part already,
-        # and no trigram spans the separator before the new one.
-        if text.startswith(old):
+        # Observations added after the others only extend the text: the filter holds the old
+        # part already, and no trigram spans the separator before the new ones. The separator
+        # must follow the old text: a late observation placed before a last one that is its
+        # prefix ("c", then an older "coffee") also leaves the old text as a prefix.
+        if text.startswith(old) and text[len(old)] == _FIELD:
             segment.fresh.append(text[len(old) :])
         else:
             segment.fresh.append(text)

@@ -254,3 +254,23 @@ def test_a_query_longer_than_the_filter_reads_is_answered_exactly() -> None:
     long = "word " * 100 + "tail"
     model = indexed(("a", "t", [long]), ("b", "t", ["word " * 100 + "other"]))
     assert model.search.search(model.graph, long) == ["a"]
+
+
+def test_a_late_observation_before_one_that_is_its_prefix_is_found() -> None:
+    """ "c" is indexed, then an older "coffee" arrives (replication) and sorts before it: the
+    text "bob NUL person NUL c" becomes "... NUL coffee NUL c", which starts with the old text
+    without merely extending it."""
+    graph, search = GraphProjection(), SearchProjection(segment_size=1, buckets=31)
+    for envelopes in (
+        stamp([EntityCreated(name="Bob", entity_type="person")], start_seq=1, hlc=1),
+        stamp([ObservationAdded(entity="Bob", content="c")], start_seq=2, hlc=5),
+    ):
+        graph.apply_all(envelopes)
+        search.note(envelopes)
+    assert search.search(graph, "c") == ["Bob"]
+    late = stamp([ObservationAdded(entity="Bob", content="coffee")], start_seq=3, hlc=3)
+    graph.apply_all(late)
+    search.note(late)
+
+    assert graph.observations("Bob") == ["coffee", "c"]
+    assert search.search(graph, "coffee") == naive(graph, "coffee") == ["Bob"]
