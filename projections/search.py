@@ -346,10 +346,14 @@ class SearchProjection:
 
     @staticmethod
     def _note_last_key(build: _Build, name: str | None = None) -> None:
+        # The newest key placed, not the last: an entity that came alive since the listing
+        # was copied is placed where its record was (then moved last by the next refresh,
+        # which compares its key with this one and notes the order broken if it is older).
         if name is None:
             name = build.names[-1] if build.names else None
-        if name is not None:
-            build.last_key = build.graph.creation_key(name) or build.last_key
+        key = None if name is None else build.graph.creation_key(name)
+        if key is not None and (build.last_key is None or key > build.last_key):
+            build.last_key = key
 
     def _order(self, key: Stamp) -> None:
         """Note an entity placed last: the order stays the listing order unless it is older

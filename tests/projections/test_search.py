@@ -20,7 +20,7 @@ from actors.commands import (
 )
 from actors.decide import decide
 from actors.errors import CommandRejectedError
-from eventstore.events import EntityCreated, ObservationAdded
+from eventstore.events import EntityCreated, EntityDeleted, ObservationAdded
 from projections.graph import GraphProjection
 from projections.search import BUCKETS, SearchProjection, _Segment
 from tests.helpers import stamp
@@ -274,3 +274,22 @@ def test_a_late_observation_before_one_that_is_its_prefix_is_found() -> None:
 
     assert graph.observations("Bob") == ["coffee", "c"]
     assert search.search(graph, "coffee") == naive(graph, "coffee") == ["Bob"]
+
+
+def test_an_entity_that_comes_alive_older_during_a_warm_up_keeps_the_listing_order() -> None:
+    """A warm-up step indexes alice; then 日本, deleted before, is created again with an older
+    stamp (replication): it lists first, and the search answers in that order."""
+    graph, search = GraphProjection(), SearchProjection(segment_size=1, buckets=1)
+    for envelopes in (
+        stamp([EntityCreated(name="alice", entity_type="person")], start_seq=1, hlc=5),
+        # A late deletion of a name never seen: its record goes after alice's.
+        stamp([EntityDeleted(name="日本")], start_seq=2, hlc=1),
+    ):
+        graph.apply_all(envelopes)
+        search.note(envelopes)
+    assert search.warm(graph, 1)  # alice indexed, the listing not finished
+    late = stamp([EntityCreated(name="日本", entity_type="person")], start_seq=3, hlc=3)
+    graph.apply_all(late)
+    search.note(late)
+
+    assert search.search(graph, "person") == naive(graph, "person") == ["日本", "alice"]
