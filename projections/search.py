@@ -319,9 +319,13 @@ class SearchProjection:
         assert build is not None
         read = 0
         noted, names, texts, size = build.noted, build.names, build.texts, self._segment_size
+        # Created since the listing was copied (a new name, or one alive again or re-created):
+        # the next refresh places it last, in creation order; the build keeps to the copy's
+        # order, so the last key it places is the newest.
+        created_since = self._created
         for entity in itertools.islice(build.listing, budget):
             read += 1
-            if entity.name in noted:
+            if entity.name in noted and entity.name not in created_since:
                 names.append(entity.name)
                 texts.append(entity_text(entity))
                 if len(names) == size:
@@ -346,9 +350,7 @@ class SearchProjection:
 
     @staticmethod
     def _note_last_key(build: _Build, name: str | None = None) -> None:
-        # The newest key placed, not the last: an entity that came alive since the listing
-        # was copied is placed where its record was (then moved last by the next refresh,
-        # which compares its key with this one and notes the order broken if it is older).
+        # Kept as the newest key placed, whatever the order the build met them in.
         if name is None:
             name = build.names[-1] if build.names else None
         key = None if name is None else build.graph.creation_key(name)

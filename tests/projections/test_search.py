@@ -293,3 +293,23 @@ def test_an_entity_that_comes_alive_older_during_a_warm_up_keeps_the_listing_ord
     search.note(late)
 
     assert search.search(graph, "person") == naive(graph, "person") == ["日本", "alice"]
+
+
+def test_entities_created_during_a_warm_up_are_placed_in_creation_order() -> None:
+    """The warm-up indexes Bob; then 日本, deleted before, is created again with a stamp between
+    Bob's and alice's: it lists between them, and the search answers in that order (segments
+    of three, so the build would otherwise meet alice and 日本 in one segment)."""
+    graph, search = GraphProjection(), SearchProjection(segment_size=3, buckets=1)
+    for envelopes in (
+        stamp([EntityCreated(name="Bob", entity_type="person")], start_seq=1, hlc=2),
+        stamp([EntityCreated(name="alice", entity_type="person")], start_seq=2, hlc=6),
+        stamp([EntityDeleted(name="日本")], start_seq=3, hlc=1),
+    ):
+        graph.apply_all(envelopes)
+        search.note(envelopes)
+    assert search.warm(graph, 1)  # Bob read, the listing not finished
+    late = stamp([EntityCreated(name="日本", entity_type="person")], start_seq=4, hlc=4)
+    graph.apply_all(late)
+    search.note(late)
+
+    assert search.search(graph, "person") == naive(graph, "person") == ["Bob", "日本", "alice"]
