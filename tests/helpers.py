@@ -68,3 +68,16 @@ def graph_with(
     if relations:
         run(graph, CreateRelations(list(relations)))
     return graph
+
+
+def substring_scan(graph: GraphProjection, query: str) -> list[str]:
+    """search_nodes the official way: alive entities, in listing order, whose name, type or an
+    observation contains `query` (case-insensitive)."""
+    q = query.lower()
+    return [
+        e.name
+        for e in graph.entities()
+        if q in e.name.lower()
+        or q in e.entity_type.lower()
+        or any(q in o.lower() for o in e.observations)
+    ]
