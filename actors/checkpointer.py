@@ -11,7 +11,7 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import structlog
 
@@ -38,7 +38,7 @@ P = TypeVar("P", bound=_Positioned)
 
 
 @dataclass(frozen=True)
-class _Kind(Generic[P]):
+class CheckpointKind(Generic[P]):
     """A checkpointed projection: its name, snapshot versions and how to restore one."""
 
     name: str
@@ -48,19 +48,53 @@ class _Kind(Generic[P]):
 
 
 # Read when used, not when imported: a test may stand in for another projection version.
-def _graph() -> _Kind[GraphProjection]:
+def graph_kind() -> CheckpointKind[GraphProjection]:
     cls = GraphProjection
-    return _Kind(cls.name, cls.version, cls.readable_versions, cls.from_snapshot)
+    return CheckpointKind(cls.name, cls.version, cls.readable_versions, cls.from_snapshot)
 
 
-def _schemas() -> _Kind[SchemaProjection]:
+def schemas_kind() -> CheckpointKind[SchemaProjection]:
     cls = SchemaProjection
-    return _Kind(cls.name, cls.format_version, cls.readable_versions, cls.from_snapshot)
+    return CheckpointKind(cls.name, cls.format_version, cls.readable_versions, cls.from_snapshot)
 
 
-def _conflicts() -> _Kind[ConflictsProjection]:
+def conflicts_kind() -> CheckpointKind[ConflictsProjection]:
     cls = ConflictsProjection
-    return _Kind(cls.name, cls.version, cls.readable_versions, cls.from_snapshot)
+    return CheckpointKind(cls.name, cls.version, cls.readable_versions, cls.from_snapshot)
+
+
+def checkpoint_kind(name: str) -> CheckpointKind[Any]:
+    """The checkpointed projection called `name` (graph, schemas or conflicts)."""
+    kinds: dict[str, Callable[[], CheckpointKind[Any]]] = {
+        "graph": graph_kind,
+        "schemas": schemas_kind,
+        "conflicts": conflicts_kind,
+    }
+    return kinds[name]()
+
+
+def restore_newest(
+    event_log: EventLog, kind: CheckpointKind[P], version: int, at_or_before: int | None
+) -> P | None:
+    """The projection restored from the newest checkpoint of `kind` at `version` (at or before
+    a position, if given) that loads and restores; one that does not is logged and passed over
+    for the one before it. None without one."""
+    while True:
+        found: Checkpoint | None = None
+        try:
+            found = event_log.checkpoints.load(kind.name, version, at_or_before=at_or_before)
+            if found is None:
+                return None
+            restored = kind.restore(found.payload)
+            if restored.position != found.position:
+                raise ValueError("the snapshot's position is not the checkpoint's")
+        except Exception as error:  # a checkpoint only saves time: never trust a bad one
+            log.warning("checkpoint_unusable", checkpoint=kind.name, reason=repr(error))
+            if found is None:
+                return None
+            at_or_before = found.position - 1
+            continue
+        return restored
 
 
 # On a long log, a checkpoint is due only after this fraction of the position (1 / value).
@@ -124,11 +158,11 @@ class Checkpointer:
         self.graph_at = self.conflicts_at = 0
         if not self.enabled:
             return None
-        found = self._load(_graph(), None, accept_stale)
+        found = self._load(graph_kind(), None, accept_stale)
         if found is None:
             return None
         graph, graph_stale = found
-        loaded = self._load(_schemas(), graph.position, accept_stale)
+        loaded = self._load(schemas_kind(), graph.position, accept_stale)
         schemas, schemas_stale = loaded if loaded is not None else (SchemaProjection(), False)
         if schemas.position < graph.position:
             # Both are saved together, so only a damaged record lags: bring it level.
@@ -148,13 +182,13 @@ class Checkpointer:
         whether it is stale (see `restore`); None without one."""
         if not self.enabled:
             return None
-        found = self._load(_conflicts(), at_or_before, accept_stale)
+        found = self._load(conflicts_kind(), at_or_before, accept_stale)
         if found is not None and not found[1]:
             self.conflicts_at = found[0].position
         return found
 
     def _load(
-        self, kind: _Kind[P], at_or_before: int | None, accept_stale: bool
+        self, kind: CheckpointKind[P], at_or_before: int | None, accept_stale: bool
     ) -> tuple[P, bool] | None:
         """The newest usable checkpoint of `kind` at its version, else (with `accept_stale`)
         the newest of its readable versions, with whether it is one of those."""
@@ -178,35 +212,20 @@ class Checkpointer:
         )
         return stale, True
 
-    def _load_version(self, kind: _Kind[P], version: int, at_or_before: int | None) -> P | None:
-        """The newest checkpoint of `kind` at `version` that loads and restores; one that does
-        not is logged and passed over for the one before it."""
-        name, restore = kind.name, kind.restore
-        while True:
-            started = time.perf_counter()
-            found: Checkpoint | None = None
-            try:
-                found = self._log.checkpoints.load(name, version, at_or_before=at_or_before)
-                if found is None:
-                    return None
-                restored = restore(found.payload)
-                if restored.position != found.position:
-                    raise ValueError("the snapshot's position is not the checkpoint's")
-            except Exception as error:  # a checkpoint only saves time: never trust a bad one
-                log.warning("checkpoint_unusable", checkpoint=name, reason=repr(error))
-                if found is None:
-                    return None
-                at_or_before = found.position - 1
-                continue
+    def _load_version(
+        self, kind: CheckpointKind[P], version: int, at_or_before: int | None
+    ) -> P | None:
+        started = time.perf_counter()
+        restored = restore_newest(self._log, kind, version, at_or_before)
+        if restored is not None:
             log.info(
                 "checkpoint_loaded",
-                checkpoint=name,
+                checkpoint=kind.name,
                 version=version,
-                position=found.position,
-                bytes=len(found.payload),
+                position=restored.position,
                 seconds=round(time.perf_counter() - started, 3),
             )
-            return restored
+        return restored
 
     # --- saving ---------------------------------------------------------------------------
 

@@ -19,12 +19,17 @@ from typing import Any
 import structlog
 
 from actors.bridge import Reply
-from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT
+from actors.checkpointer import (
+    CHECKPOINT_EVERY,
+    CHECKPOINTS_KEPT,
+    checkpoint_kind,
+    restore_newest,
+)
 from eventstore.checkpoints import Retention
 from eventstore.events import Envelope, SchemaRegistered, SchemaRetired
 from eventstore.log import Checkpoint, EventLog
 from projections.conflicts import ConflictsProjection
-from projections.graph import GraphProjection, SnapshotError
+from projections.graph import GraphProjection
 from projections.graph_diff import diff_graphs, encode_change
 from projections.schemas import SchemaProjection
 
@@ -216,32 +221,11 @@ class BackgroundFold:
 # --- checkpoints -------------------------------------------------------------------------------
 
 
-# name -> (version of its snapshot format, restoring a snapshot)
-_RESTORE: dict[str, tuple[int, Callable[[bytes], Any]]] = {
-    "graph": (GraphProjection.version, GraphProjection.from_snapshot),
-    "schemas": (SchemaProjection.format_version, SchemaProjection.from_snapshot),
-    "conflicts": (ConflictsProjection.version, ConflictsProjection.from_snapshot),
-}
-
-
 def _restored(event_log: EventLog, name: str, at_or_before: int) -> Any | None:
     """The projection `name` as its newest usable checkpoint at or before a position holds it;
-    None without one. A checkpoint that does not restore is logged and passed over."""
-    version, restore = _RESTORE[name]
-    while at_or_before >= 0:
-        found = event_log.checkpoints.load(name, version, at_or_before=at_or_before)
-        if found is None:
-            return None
-        try:
-            projection = restore(found.payload)
-            if projection.position != found.position:
-                raise ValueError("the snapshot's position is not the checkpoint's")
-        except (SnapshotError, ValueError) as error:
-            log.warning("checkpoint_unusable", checkpoint=name, reason=repr(error))
-            at_or_before = found.position - 1
-            continue
-        return projection
-    return None
+    None without one."""
+    kind = checkpoint_kind(name)
+    return restore_newest(event_log, kind, kind.version, at_or_before)
 
 
 @dataclass(frozen=True)
@@ -331,7 +315,9 @@ def rebuild_checkpoints(
     report.position = models.position
     report.saved_bytes = event_log.checkpoints.save(
         *(
-            Checkpoint(name, _RESTORE[name][0], projection.position, projection.to_snapshot())
+            Checkpoint(
+                name, checkpoint_kind(name).version, projection.position, projection.to_snapshot()
+            )
             for name, projection in models.items()
         ),
         retention=retention or Retention(CHECKPOINT_EVERY, CHECKPOINTS_KEPT),

@@ -33,9 +33,10 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 
+from actors.checkpointer import graph_kind, restore_newest, schemas_kind
 from eventstore.events import Envelope
 from eventstore.hlc import ms_of
-from eventstore.log import Checkpoint, EventLog
+from eventstore.log import EventLog
 from projections.graph import GraphProjection
 from projections.schema_view import SchemaViewProjection
 from projections.schemas import SchemaProjection
@@ -257,46 +258,16 @@ def position_at_time(event_log: EventLog, moment: datetime, last: int) -> int:
     return low
 
 
-def _restore(
-    event_log: EventLog,
-    position: int,
-    checkpoint: tuple[str, int],
-    from_snapshot: Callable[[bytes], F],
-    empty: Callable[[], F],
-) -> F:
-    """The projection of the newest usable checkpoint (`checkpoint`: name, snapshot version) at
-    or before `position`; `empty()` without one."""
-    name, version = checkpoint
-    at = position
-    while at > 0:
-        found: Checkpoint | None = None
-        try:
-            found = event_log.checkpoints.load(name, version, at_or_before=at)
-            if found is None:
-                break
-            restored = from_snapshot(found.payload)
-            if restored.position != found.position:
-                raise ValueError("the snapshot's position is not the checkpoint's")
-        except Exception as error:  # a checkpoint only saves time: never trust a bad one
-            log.warning("checkpoint_unusable", checkpoint=name, reason=repr(error))
-            if found is None:
-                break
-            at = found.position - 1
-            continue
-        return restored
-    return empty()
-
-
 def restore_graph(event_log: EventLog, position: int) -> GraphProjection:
     """The graph of the newest usable checkpoint at or before `position`; empty without one."""
-    cls = GraphProjection
-    return _restore(event_log, position, (cls.name, cls.version), cls.from_snapshot, cls)
+    kind = graph_kind()
+    return restore_newest(event_log, kind, kind.version, position) or GraphProjection()
 
 
 def restore_schemas(event_log: EventLog, position: int) -> SchemaProjection:
     """The schemas of the newest usable checkpoint at or before `position`; none without one."""
-    cls = SchemaProjection
-    return _restore(event_log, position, (cls.name, cls.format_version), cls.from_snapshot, cls)
+    kind = schemas_kind()
+    return restore_newest(event_log, kind, kind.version, position) or SchemaProjection()
 
 
 def fold_to(model: _Folded, event_log: EventLog, position: int) -> None:
