@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
+from mcp import ClientSession
 
 from eventstore.lmdb_log import LmdbEventLog
 from tests.e2e.support import call, legacy_session, text, value, write_schema
@@ -41,6 +42,15 @@ def npc_with_roles(*roles: str) -> dict[str, Any]:
     return schema
 
 
+async def add_npcs(session: ClientSession, *roles: tuple[str, str]) -> None:
+    """Each (name, role) as an active npc, through add_npc."""
+    for name, role in roles:
+        added = await call(
+            session, "add_npc", {"npc": {"name": name, "role": role, "status": "Active"}}
+        )
+        assert not added.is_error, text(added)
+
+
 async def test_tightening_an_enum_reports_the_violating_entities_and_appends_only_the_schema(
     tmp_path: Path,
 ) -> None:
@@ -52,11 +62,7 @@ async def test_tightening_an_enum_reports_the_violating_entities_and_appends_onl
     async with legacy_session(
         data, message_handler=changes.on_message, GRAPHMEM_SCHEMAS_DIR=str(folder)
     ) as s:
-        for name, role in (("Gandalf", "Wizard"), ("Bilbo", "Thief"), ("Boromir", "Warrior")):
-            added = await call(
-                s, "add_npc", {"npc": {"name": name, "role": role, "status": "Active"}}
-            )
-            assert not added.is_error, text(added)
+        await add_npcs(s, ("Gandalf", "Wizard"), ("Bilbo", "Thief"), ("Boromir", "Warrior"))
         clean = value(await call(s, "check_schemas", {}))
         assert clean["data"] == {"problems": [], "nonconforming": 0}
         with LmdbEventLog.open(data) as peek:  # the server's log, shared as by any process
@@ -88,11 +94,7 @@ async def test_check_schemas_as_of_a_point_checks_the_entities_against_the_schem
     async with legacy_session(
         data, message_handler=changes.on_message, GRAPHMEM_SCHEMAS_DIR=str(folder)
     ) as s:
-        for name, role in (("Gandalf", "Wizard"), ("Bilbo", "Thief")):
-            added = await call(
-                s, "add_npc", {"npc": {"name": name, "role": role, "status": "Active"}}
-            )
-            assert not added.is_error, text(added)
+        await add_npcs(s, ("Gandalf", "Wizard"), ("Bilbo", "Thief"))
         with LmdbEventLog.open(data) as peek:
             before = peek.last_position()
         write_schema(folder, "npc", npc_with_roles("Wizard", "Warrior"))

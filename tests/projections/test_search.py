@@ -20,10 +20,17 @@ from actors.commands import (
 )
 from actors.decide import decide
 from actors.errors import CommandRejectedError
-from eventstore.events import EntityCreated, EntityDeleted, ObservationAdded
+from eventstore.events import EntityCreated, EntityDeleted, Envelope, ObservationAdded
 from projections.graph import GraphProjection
 from projections.search import BUCKETS, SearchProjection, _Segment
 from tests.helpers import stamp, substring_scan
+
+
+def applied(graph: GraphProjection, search: SearchProjection, *batches: list[Envelope]) -> None:
+    """Fold each batch into the graph and note it in the index, as the writer does."""
+    for envelopes in batches:
+        graph.apply_all(envelopes)
+        search.note(envelopes)
 
 
 class Model:
@@ -234,8 +241,7 @@ def test_a_late_creation_older_than_an_alive_entity_leaves_it_in_its_place() -> 
         search.note(batch)
     assert search.search(graph, "x") == ["a", "b"]
     late = stamp([EntityCreated(name="a", entity_type="u")], origin="n2", hlc=1, start_position=9)
-    graph.apply_all(late)
-    search.note(late)
+    applied(graph, search, late)
     assert search.search(graph, "x") == ["a", "b"] == substring_scan(graph, "x")
 
 
@@ -246,20 +252,19 @@ def test_a_query_longer_than_the_filter_reads_is_answered_exactly() -> None:
 
 
 def test_a_late_observation_before_one_that_is_its_prefix_is_found() -> None:
-    """ "c" is indexed, then an older "coffee" arrives (replication) and sorts before it: the
-    text "bob NUL person NUL c" becomes "... NUL coffee NUL c", which starts with the old text
-    without merely extending it."""
+    """Bob with "c" is indexed, then an older "coffee" arrives (replication) and sorts first:
+    the text "bob NUL person NUL c" becomes "... NUL coffee NUL c", which starts with the old
+    text without merely extending it."""
     graph, search = GraphProjection(), SearchProjection(segment_size=1, buckets=31)
-    for envelopes in (
+    applied(
+        graph,
+        search,
         stamp([EntityCreated(name="Bob", entity_type="person")], start_seq=1, hlc=1),
         stamp([ObservationAdded(entity="Bob", content="c")], start_seq=2, hlc=5),
-    ):
-        graph.apply_all(envelopes)
-        search.note(envelopes)
+    )
     assert search.search(graph, "c") == ["Bob"]
     late = stamp([ObservationAdded(entity="Bob", content="coffee")], start_seq=3, hlc=3)
-    graph.apply_all(late)
-    search.note(late)
+    applied(graph, search, late)
 
     assert graph.observations("Bob") == ["coffee", "c"]
     assert search.search(graph, "coffee") == substring_scan(graph, "coffee") == ["Bob"]
@@ -269,17 +274,16 @@ def test_an_entity_that_comes_alive_older_during_a_warm_up_keeps_the_listing_ord
     """A warm-up step indexes alice; then 日本, deleted before, is created again with an older
     stamp (replication): it lists first, and the search answers in that order."""
     graph, search = GraphProjection(), SearchProjection(segment_size=1, buckets=1)
-    for envelopes in (
+    applied(
+        graph,
+        search,
         stamp([EntityCreated(name="alice", entity_type="person")], start_seq=1, hlc=5),
         # A late deletion of a name never seen: its record goes after alice's.
         stamp([EntityDeleted(name="日本")], start_seq=2, hlc=1),
-    ):
-        graph.apply_all(envelopes)
-        search.note(envelopes)
+    )
     assert search.warm(graph, 1)  # alice indexed, the listing not finished
     late = stamp([EntityCreated(name="日本", entity_type="person")], start_seq=3, hlc=3)
-    graph.apply_all(late)
-    search.note(late)
+    applied(graph, search, late)
 
     assert search.search(graph, "person") == substring_scan(graph, "person") == ["日本", "alice"]
 
@@ -289,17 +293,16 @@ def test_entities_created_during_a_warm_up_are_placed_in_creation_order() -> Non
     Bob's and alice's: it lists between them, and the search answers in that order (segments
     of three, so the build would otherwise meet alice and 日本 in one segment)."""
     graph, search = GraphProjection(), SearchProjection(segment_size=3, buckets=1)
-    for envelopes in (
+    applied(
+        graph,
+        search,
         stamp([EntityCreated(name="Bob", entity_type="person")], start_seq=1, hlc=2),
         stamp([EntityCreated(name="alice", entity_type="person")], start_seq=2, hlc=6),
         stamp([EntityDeleted(name="日本")], start_seq=3, hlc=1),
-    ):
-        graph.apply_all(envelopes)
-        search.note(envelopes)
+    )
     assert search.warm(graph, 1)  # Bob read, the listing not finished
     late = stamp([EntityCreated(name="日本", entity_type="person")], start_seq=4, hlc=4)
-    graph.apply_all(late)
-    search.note(late)
+    applied(graph, search, late)
 
     listed = substring_scan(graph, "person")
     assert search.search(graph, "person") == listed == ["Bob", "日本", "alice"]
