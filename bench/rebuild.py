@@ -27,7 +27,6 @@ from bench.core import _machine, _start_up, build_log, replay
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint
 from projections.graph import GraphProjection
-from projections.schemas import SchemaProjection
 
 RESULTS = Path(__file__).parent / "results" / "rebuild.json"
 TARGET_EVENTS_PER_S = 500_000
@@ -128,16 +127,16 @@ def _upgrade_start_up(event_log: LmdbEventLog) -> dict[str, float]:
     next version and reads the current one's snapshots), a server's start-up: first answer
     from the stale checkpoint, then the background rebuild's swap (refolding before serving
     instead takes as long as a start-up from the log)."""
-    graph = GraphProjection()
-    graph.apply_all(event_log.read_from(1))
-    schemas = SchemaProjection()
-    schemas.apply_all(event_log.read_from(1))
+    models = Models.fresh(("graph", "schemas"))
+    fold_log(event_log, models)
+    graph, schemas = models.graph, models.schemas
+    assert graph is not None and schemas is not None
     old = GraphProjection.version
     event_log.checkpoints.save(
         Checkpoint(graph.name, old, graph.position, graph.to_snapshot()),
         Checkpoint(schemas.name, schemas.format_version, schemas.position, schemas.to_snapshot()),
     )
-    del graph, schemas
+    del models, graph, schemas
     GraphProjection.version = old + 1
     GraphProjection.readable_versions = frozenset({old})
     try:
