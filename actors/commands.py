@@ -150,7 +150,7 @@ class EntityMerge(_Message, frozen=True, tag="EntityMerge"):
     target: str
 
 
-# Inputs of the schema-driven family (seed 000): a node is an entity, its `node_type` the
+# Inputs of the schema-driven family (MemoryMesh): a node is an entity, its `node_type` the
 # entity type, its metadata the entity's observations; an edge is a relation.
 
 
@@ -189,7 +189,7 @@ class EdgeInput(_Message, frozen=True, tag="EdgeInput"):
 
 class EdgeUpdate(_Message, frozen=True, tag="EdgeUpdate"):
     """update_edges, one item: `weight` is new evidence averaged with the current weight,
-    (current + weight) / 2 (seed 000); `new_weight` replaces it (upstream MemoryMesh); the
+    (current + weight) / 2 (MemoryMesh's rule); `new_weight` replaces it (MemoryMesh); the
     `new_*` endpoint and type fields repoint the edge. None leaves that part as it is."""
 
     from_entity: str
@@ -277,7 +277,7 @@ class MergeEntities(_Message, frozen=True, tag="MergeEntities"):
     merges: list[EntityMerge]
 
 
-# --- schema-driven family (seed 000) ---
+# --- schema-driven family (MemoryMesh) ---
 
 
 class AddNodes(_Message, frozen=True, tag="AddNodes"):
@@ -487,7 +487,7 @@ class EntitiesMergedResult(_Message, frozen=True, tag="EntitiesMergedResult"):
     results: list[MergeResult]
 
 
-# --- schema-driven family (seed 000) ---
+# --- schema-driven family (MemoryMesh) ---
 
 
 class NodesAdded(_Message, frozen=True, tag="NodesAdded"):

@@ -3,11 +3,12 @@ merge_entities): pure, like the rest of decide.
 
 Each command is decided item by item against a WorkingGraph, so a later item sees what the
 earlier ones did (rename a to b, then b to c); any rejected item rejects the whole command and
-nothing is written. Edits are written as element-level tombstones and creations (ARCHITECTURE
-§3), never as "rename" or "move" operations the fold would have to interpret: a rename deletes
-the old entity (which hides its observations and, with explicit tombstones, its relations) and
-creates the new one with the same observations and repointed relations, so re-creating the old
-name starts it fresh, and a concurrent rename elsewhere settles per element by last-writer-wins.
+nothing is written. Edits are written as element-level tombstones and creations
+(docs/architecture.md §3), never as "rename" or "move" operations the fold would have to
+interpret: a rename deletes the old entity (which hides its observations and, with explicit
+tombstones, its relations) and creates the new one with the same observations and repointed
+relations, so re-creating the old name starts it fresh, and a concurrent rename elsewhere
+settles per element by last-writer-wins.
 """
 
 from __future__ import annotations

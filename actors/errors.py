@@ -16,7 +16,7 @@ The hierarchy::
      +-- RelationExistsError      an edit would duplicate a visible relation (`.key`).
      +-- NothingToUpdateError     an update item asks for no change at all (`.name`).
      |
-     |   the schema-driven family (seed 000), worded like upstream MemoryMesh:
+     |   the schema-driven family, worded like upstream MemoryMesh:
      +-- NodeNotFoundError        `Node not found: {name}` (`.name`).
      +-- NodeExistsError          `Node already exists: {name}. ...` (`.name`, `.node_type`).
      +-- TypedNodeNotFoundError   `{type} "{name}" not found`: no node of that type has that
@@ -189,7 +189,7 @@ class NothingToUpdateError(CommandRejectedError):
         return (type(self), (self.name, self.fields))
 
 
-# --- the schema-driven family (seed 000) -----------------------------------------------------
+# --- the schema-driven family (MemoryMesh) -----------------------------------------------------
 
 
 class NodeNotFoundError(CommandRejectedError):

@@ -1,4 +1,4 @@
-"""Hooks: before/after subscribers around every operation (seed 000 §8, ARCHITECTURE §5).
+"""Hooks: before/after subscribers around every operation (docs/architecture.md §5).
 
 A hook is a callable taking a HookEvent. Before-hooks run inside the writer after a command is
 decided and before anything is appended; they see the command and the events it would append,

@@ -1,4 +1,4 @@
-"""Deciding the schema-driven family's commands (seed 000: nodes, edges, metadata, typed nodes).
+"""Deciding the schema-driven family's commands (MemoryMesh's nodes, edges, metadata, typed nodes).
 
 A node is an entity (its node type the entity type, its metadata the entity's observations) and
 an edge is a relation with a weight, so these commands write the same events as the memory

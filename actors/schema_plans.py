@@ -1,6 +1,6 @@
 """Dynamic schema tools, planned: add_/update_/delete_<type> arguments to graph commands (pure).
 
-A call is checked against its type's EntitySchema (seed 000 §3, §5) and turned into commands
+A call is checked against its type's EntitySchema (MemoryMesh's rules) and turned into commands
 the graph writer decides atomically; nothing here reads the graph, so whether a node or a
 relationship target exists is decided there. Property values become metadata entries
 ("Current Location: Rivendell", projections.metadata.format_entry) in schema order, then extra
@@ -148,7 +148,7 @@ def plan_delete(schema: EntitySchema, values: Mapping[str, Any]) -> DeleteNodes:
 def unwrap_arguments(
     schema: EntitySchema, action: Action, arguments: Mapping[str, Any] | None
 ) -> Mapping[str, Any]:
-    """The property object of a call: `{<type>: {...}}` as advertised (seed 000 §5.2), or
+    """The property object of a call: `{<type>: {...}}` as advertised (as MemoryMesh defines it), or
     upstream MemoryMesh's `{<action>_<type>: {...}}`."""
     type_name = schema.type_name
     keys = (type_name, f"{action}_{type_name}")

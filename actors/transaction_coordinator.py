@@ -2,7 +2,7 @@
 
 A multi-step call (a schema tool creating a node and its edges) is one CommitTransaction: the
 writer decides its steps in order, each seeing the ones before, inside one log transaction, so
-a rejected step means nothing at all is written. An explicit transaction (seed 000 §4.6:
+a rejected step means nothing at all is written. An explicit transaction (MemoryMesh's
 begin, then commands, then commit or rollback) stages its commands here: each is checked when
 staged against the graph plus the steps staged before it, so a bad step fails at once, and
 commit hands them to the writer as one CommitTransaction, decided again against the graph as
@@ -192,7 +192,7 @@ class TransactionGateway:
         return result
 
     def begin(self, cause: Cause | None = None) -> Transaction:
-        """Open a transaction (seed 000 `beginTransaction`); a before-hook may veto it."""
+        """Open a transaction (MemoryMesh's `beginTransaction`); a before-hook may veto it."""
         tx_id: int = self._ask(_Begin)
         return Transaction(self, tx_id, cause)
 

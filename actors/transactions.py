@@ -3,7 +3,7 @@
 A transaction is decided step by step against one WorkingGraph: each step sees what the steps
 before it decided, and its events are folded in before the next step. Nothing is staged
 anywhere else, so "rollback" is simply not appending: a rejected step rejects the whole
-transaction and no event of any step is written (seed 000 §4.6's LIFO rollback, made
+transaction and no event of any step is written (MemoryMesh's last-in-first-out rollback, made
 unnecessary). The transaction's events are all its steps' events in order, appended as one
 batch by the writer.
 """

@@ -6,7 +6,8 @@ underlying reader is never touched: a small overlay of the entities and relation
 touched answers reads, falling through to the reader for everything else. It wraps any
 GraphReader, another WorkingGraph included.
 
-`apply` folds any event into the overlay with the graph projection's rules (ARCHITECTURE §3),
+`apply` folds any event into the overlay with the graph projection's rules (docs/
+architecture.md §3),
 for events stamped after everything the reader holds: a creation starts an entity fresh and,
 like a deletion, hides every relation touching it; a relation is visible only if both ends are
 alive when it is created. The writing methods record their event in `events` and apply it, so

@@ -1,7 +1,7 @@
 """The event vocabulary: past-tense facts about one element each, and the envelope around them.
 
 Tags are explicit and equal to the class name; they are part of the storage format and never
-change. Evolution is additive only: a new field always has a default (see ARCHITECTURE §2).
+change. Evolution is additive only: a new field always has a default (see docs/architecture.md §2).
 Storage metadata (position, origin, clock, transaction, cause) lives in the envelope, never in
 an event.
 """
@@ -77,7 +77,7 @@ class RelationCreated(Event, frozen=True, tag="RelationCreated"):
     # Temporal validity in wall milliseconds since the epoch (None: open-ended).
     valid_at: int | None = None
     invalid_at: int | None = None
-    # Provenance: where the fact came from (seed 002 naming).
+    # Provenance: where the fact came from (the names the graph family uses).
     source_session: str | None = None
     source_transcript: str | None = None
     source_type: str | None = None

@@ -1,4 +1,4 @@
-"""The LMDB event log: the durable, multi-process EventLog (ARCHITECTURE §2)."""
+"""The LMDB event log: the durable, multi-process EventLog (docs/architecture.md §2)."""
 
 from __future__ import annotations
 

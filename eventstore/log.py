@@ -47,7 +47,7 @@ class CheckpointInfo(NamedTuple):
 
 
 class CheckpointStore(Protocol):
-    """Checkpoints kept beside the log, in the same store (ARCHITECTURE §2: `checkpoints`).
+    """Checkpoints kept beside the log, in the same store (docs/architecture.md §2: `checkpoints`).
 
     A record is keyed by (name, position) and checked against the log on load: see
     eventstore.checkpoints for the format and the checks.

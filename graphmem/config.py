@@ -17,7 +17,7 @@ class SettingsError(ValueError):
     """A setting has a value graphmem cannot use; the message says which and what is allowed."""
 
 
-# Tool families a profile may select (GRAPHMEM_TOOLS, --tools); `graph` (seed 002) comes later.
+# Tool families a profile may select (GRAPHMEM_TOOLS, --tools); `graph` comes with the graph family.
 TOOL_FAMILIES = ("memory", "schema", "mesh")
 DEFAULT_TOOLS = ("memory", "schema")
 # Opt-in schema sets shipped as subfolders of the shipped schemas folder.

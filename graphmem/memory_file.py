@@ -1,7 +1,7 @@
 """Reading the official memory server's file: JSONL, or the legacy `memory.json` document,
 into records in file order, with what could not be read reported per line.
 
-The official file (reference contract §A2) is JSONL: one compact object per line, entities
+The official file (as the official server writes it) is JSONL: one compact object per line, entities
 (`type, name, entityType, observations`) then relations (`type, from, to, relationType`). The
 oldest releases wrote one pretty-printed document `{"entities": [...], "relations": [...]}`;
 both are read. Reading is tolerant where the official loader is not: a bad line is reported

@@ -1,6 +1,6 @@
 """Migration: read the official memory server's file into the graph, and write the graph back out.
 
-The official file (reference contract §A2) is JSONL: one compact object per line, entities
+The official file (as the official server writes it) is JSONL: one compact object per line, entities
 (`type, name, entityType, observations`) then relations (`type, from, to, relationType`). The
 oldest releases wrote one pretty-printed document `{"entities": [...], "relations": [...]}`
 (`memory.json`); both are read (graphmem.memory_file). Reading is tolerant where the official

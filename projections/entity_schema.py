@@ -1,4 +1,4 @@
-"""Entity-type schemas (seed 000 §3): the parsed, validated form of a `*.schema.json` document.
+"""Entity-type schemas (MemoryMesh's format): the parsed, validated form of a schema file.
 
 A schema names its add tool (`"name": "add_npc"`, type `npc`), describes it, and lists
 properties. Each property has a kind (string, array, number, integer, boolean), a description,
@@ -53,7 +53,9 @@ class Relationship:
     """A property whose value(s) name target nodes: one edge of `edge_type` per target."""
 
     edge_type: str
-    node_type: str | None = None  # the expected target type; informational (seed 000 §3.4)
+    node_type: str | None = (
+        None  # the expected target type; informational (as MemoryMesh defines it)
+    )
     description: str = ""
 
 
@@ -99,7 +101,7 @@ def canonical_json(document: Any) -> tuple[str, str]:
 
 
 def parse_schema(document: Any) -> EntitySchema:
-    """Validate a schema document (seed 000 §3.6, plus kinds, enums and names); raises
+    """Validate a schema document (MemoryMesh's rules, plus kinds, enums and names); raises
     SchemaFileError naming the first problem."""
     if not isinstance(document, dict):
         raise SchemaFileError("the document must be a JSON object")

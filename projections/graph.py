@@ -2,7 +2,7 @@
 
 Every element is decided by last-writer-wins on the stamp `(hlc, origin, origin_seq)`, so the
 read model depends only on the set of envelopes applied, never on their order, grouping or
-repetition (ARCHITECTURE §3):
+repetition (docs/architecture.md §3):
 
 - an entity is alive iff its latest EntityCreated is newer than its latest EntityDeleted. Its
   type is an LWW register (EntityCreated, EntityUpdated). A creation starts it fresh: nothing

@@ -1,4 +1,4 @@
-"""Metadata entries of the schema-driven family: "Key: Value" strings on a node (seed 000 §9).
+"""Metadata entries of the schema-driven family: "Key: Value" strings on a node (MemoryMesh's).
 
 A node's metadata is its entity's observations; an entry is structured when it has a key before
 its first colon. Keys are compared by their normalized form, so "Current Location",

@@ -1,7 +1,7 @@
 """SchemaProjection: the entity-type schemas in force, folded from SchemaRegistered/Retired.
 
 A schema is an element keyed by its type name, decided by last-writer-wins on the stamp like
-every other element (ARCHITECTURE §3), so every process sharing a log, and every replica, agrees
+every other element (architecture §3), so every process sharing a log, and every replica, agrees
 on the schemas in force. A registered document that no longer parses (written by a newer
 graphmem, say) is kept out of force rather than failing the fold.
 """

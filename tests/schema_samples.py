@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# Seed 000 §3.1's npc schema, and a location schema in the same style that refuses keys it
+# MemoryMesh's example npc schema, and a location schema in the same style that refuses keys it
 # does not list (additionalProperties false).
 NPC_SCHEMA: dict[str, Any] = {
     "name": "add_npc",

@@ -98,7 +98,7 @@ class ToolSpec:
     run: Runner
     mutates: bool = False
     families: frozenset[str] = field(default_factory=lambda: frozenset({"memory"}))
-    # How a rejection reads: the official plain text ("memory"), or seed 000's JSON body
+    # How a rejection reads: the official plain text ("memory"), or MemoryMesh's JSON body
     # with suggestions ("mesh", for the mesh and schema families).
     error_style: str = "memory"
 

@@ -24,7 +24,7 @@ __all__ = [
     "static_tools",
 ]
 
-# The static tools of seed 000 (the `mesh` family).
+# The static tools of MemoryMesh (the `mesh` family).
 MESH_TOOL_NAMES = (
     "add_nodes",
     "update_nodes",
@@ -54,7 +54,7 @@ STATIC_TOOL_NAMES = frozenset(
 def static_tools(families: Iterable[str]) -> dict[str, ToolSpec]:
     """The static tools of the selected families, by name. Where the memory and mesh families
     share a name (read_graph, search_nodes, open_nodes) the mesh tool answers: a profile names
-    mesh only to get seed 000's shapes."""
+    mesh only to get MemoryMesh's shapes."""
     chosen = frozenset(families)
     specs: dict[str, ToolSpec] = {}
     if "memory" in chosen:

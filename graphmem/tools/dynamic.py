@@ -101,7 +101,7 @@ def _runner(schema: EntitySchema, action: Action, tool_name: str) -> Runner:
         try:
             check_values(tool_name, ctx.limits, schema, values)
         except ToolInputError as problem:
-            # Mesh errors carry suggestions (seed 000 §7.2); server._run passes these on.
+            # Mesh errors carry suggestions (as MemoryMesh defines it); server._run passes these on.
             problem.suggestions = [  # type: ignore[attr-defined]
                 f"Fix the value the error names and call {tool_name} again; nothing was written."
             ]

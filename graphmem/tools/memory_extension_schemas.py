@@ -1,5 +1,5 @@
 """Definitions of the memory family's extension tools (edit, merge, conflicts), beside the
-official nine: argument shapes as server-noonien 1.1 publishes them (seed 003, "Tools")."""
+official nine: argument shapes as server-noonien 1.1 publishes them."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The official memory server's nine tool definitions: names, titles, descriptions, annotations
-and schemas exactly as `@modelcontextprotocol/server-memory` publishes them (see
-shared/reference/official-memory-contract.md A4), with the main-branch changes we follow and
-the optional paging inputs of read_graph and search_nodes, and the optional `as_of` of the three
-read tools (README, "Deliberate differences")."""
+and schemas exactly as `@modelcontextprotocol/server-memory` publishes them (the recording in
+tests/fixtures/official-memory-wire-fixture.json holds them to it), with the main-branch
+changes we follow, the optional paging inputs of read_graph and search_nodes, and the optional
+`as_of` of the three read tools (README, "Deliberate differences")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The mesh family: seed 000's static node, edge, metadata and read tools over graphmem's graph.
+"""The mesh family: MemoryMesh's static node, edge, metadata and read tools over graphmem's graph.
 
 Each mutation is one command, decided and appended atomically (a refused item refuses the
-call). Answers are seed 000's `{data, actionTaken, timestamp}` envelope (see mesh_format);
+call). Answers are MemoryMesh's `{data, actionTaken, timestamp}` envelope (see mesh_format);
 where upstream MemoryMesh takes other argument shapes than the seed, both are accepted.
 """
 

@@ -1,4 +1,4 @@
-"""The mesh family's arguments: their wire shapes (seed 000's and upstream MemoryMesh's where
+"""The mesh family's arguments: their wire shapes (MemoryMesh's where
 they differ), how they are parsed, and the input checks that need no graph."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ T = TypeVar("T")
 
 
 class MeshInputError(ToolInputError):
-    """Unusable arguments, with suggestions the mesh error body lists (seed 000 §7.2)."""
+    """Unusable arguments, with suggestions the mesh error body lists (as MemoryMesh defines it)."""
 
     def __init__(self, message: str, suggestions: Sequence[str] = ()) -> None:
         super().__init__(message)

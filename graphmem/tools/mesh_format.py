@@ -1,4 +1,4 @@
-"""The schema-driven family's response format (seed 000 §7.2): data, actionTaken, timestamp.
+"""The schema-driven family's response format (MemoryMesh's): data, actionTaken, timestamp.
 
 Success: the text is the JSON of `{data, actionTaken, timestamp}` and the same object is the
 structured content. Error: the text is the JSON of `{error, context?, suggestions}` with

@@ -1,10 +1,10 @@
-"""Definitions of the mesh family's static tools (seed 000 §6): names, titles, descriptions,
-annotations and input schemas.
+"""Definitions of the mesh family's static tools, as MemoryMesh has them: names, titles,
+descriptions, annotations and input schemas.
 
 The schemas advertise the seed's argument shapes; where upstream MemoryMesh takes another
 shape (add_metadata, delete_metadata, update_edges' newWeight and repointing fields) the schema
 also admits it, so a client that validates arguments before sending never refuses either. No
-output schema is declared, as upstream: the answer is seed 000's `{data, actionTaken,
+output schema is declared, as upstream: the answer is MemoryMesh's `{data, actionTaken,
 timestamp}` envelope, whose data differs per tool.
 """
 

@@ -2,7 +2,7 @@
 
 A node is an entity (`nodeType` its type, `metadata` its observations) and an edge a relation
 (`edgeType` its type, with its weight). search_nodes and open_nodes answer with the matched
-nodes plus their neighbours (seed 000 §4.5): the matches in the order given, then every other
+nodes plus their neighbours (as MemoryMesh does): the matches in the order given, then every other
 node at the far end of an edge touching a match (listing order), and every edge touching a
 match; an edge between two neighbours is left out.
 """

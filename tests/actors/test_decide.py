@@ -1,4 +1,4 @@
-"""decide: the official memory server's behaviours (contract §A5 and main), decided then folded."""
+"""decide: the official memory server's behaviours (released and main), decided then folded."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""decide for the schema-driven family (seed 000): nodes, edges, metadata and typed updates,
+"""decide for the schema-driven family (MemoryMesh): nodes, edges, metadata and typed updates,
 decided then folded; every refusal leaves the graph untouched and says what to do next."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Transactions (seed 000 §4.6): stage, then append all or nothing; rollback writes nothing and
+"""Transactions (MemoryMesh's): stage, then append all or nothing; rollback writes nothing and
 runs rollback actions last-first; every call of a multi-step tool is one atomic transaction."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The official server's 24-call golden transcript (shared/reference/official-memory-wire-
+"""The official server's 24-call golden transcript (tests/fixtures/official-memory-wire-
 fixture.json), replayed over stdio: identical responses, except the deliberate differences the
 README lists (we follow the official main branch where it fixed a flaw)."""
 
@@ -16,12 +16,12 @@ from tests.e2e.support import call, legacy_session
 
 pytestmark = pytest.mark.anyio
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared/reference/official-memory-wire-fixture.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures/official-memory-wire-fixture.json"
 GRAPH_URI = "memory://knowledge-graph"
 
 
 def _fixture() -> dict[str, Any]:
-    if not FIXTURE.exists():  # CI lays shared/ beside the clone; a moved checkout must say so
+    if not FIXTURE.exists():
         pytest.fail(f"the wire fixture is missing at {FIXTURE}")
     data: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))
     return data

@@ -1,5 +1,5 @@
-"""The mesh family (seed 000's static tools) end to end: a real MCP client over stdio, one server
-process per test with the `mesh` profile, answers in seed 000's {data, actionTaken, timestamp}
+"""The mesh family (MemoryMesh's static tools) end to end: a real MCP client over stdio, one server
+process per test with the `mesh` profile, answers in MemoryMesh's {data, actionTaken, timestamp}
 envelope and errors with suggestions."""
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ async def test_update_edges_averages_weight_evidence_replaces_new_weight_and_rep
                 s, "update_edges", {"edges": [{**key("Ada", "Acme", "works_at"), "weight": 0.6}]}
             )
         )
-        # Seed §14.5: (0.8 + 0.6) / 2.
+        # (0.8 + 0.6) / 2.
         (after,) = averaged["data"]["edges"]
         assert after["weight"] == pytest.approx(0.7)
         assert averaged["actionTaken"] == "Updated 1 edge: Ada -> Acme (works_at)"

@@ -1,4 +1,4 @@
-"""The schema family end to end (seed 000 §14.1, §14.2): add_/update_/delete_<type> generated
+"""The schema family end to end (as MemoryMesh defines it): add_/update_/delete_<type> generated
 from schema files, through a real MCP client over stdio, on the graph the memory tools use."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ async def schema_session(tmp_path: Path, schemas: Path) -> AsyncIterator[ClientS
 
 
 def body(result: types.CallToolResult) -> dict[str, Any]:
-    """The seed 000 §7.2 body of a success: data, actionTaken, timestamp (text and structured)."""
+    """MemoryMesh's body of a success: data, actionTaken, timestamp (text and structured)."""
     assert not result.is_error, text(result)
     parsed: dict[str, Any] = json.loads(text(result))
     assert parsed == result.structured_content

@@ -96,7 +96,7 @@ def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any]) -> ToolO
 
 
 def run(app: App, tool: str, arguments: dict[str, Any], **options: Any) -> dict[str, Any]:
-    """Run one dynamic tool of the npc and location schemas; its seed 000 §7.2 body."""
+    """Run one dynamic tool of the npc and location schemas; its MemoryMesh-style body."""
     specs = {s.tool.name: s for s in dynamic_tools([npc_schema(), parse_schema(LOCATION)])}
     outcome = invoke(specs[tool], context(app, **options), arguments)
     assert not outcome.is_error and outcome.mutated

@@ -1,4 +1,4 @@
-"""The mesh family's JSON shapes and neighbour expansion (seed 000 §4.5, §14.3), over a real
+"""The mesh family's JSON shapes and neighbour expansion (as MemoryMesh defines it), over a real
 graph projection; and its read tools' hooks, run against that graph without actors."""
 
 from __future__ import annotations

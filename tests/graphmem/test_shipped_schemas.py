@@ -25,7 +25,7 @@ DEFAULT_TYPES = {
     "event",
     "object",
 }
-# Seed 000 §13: the type and, where it has one, its relationship property and edge type.
+# The shipped set: the type and, where it has one, its relationship property and edge type.
 RPG_RELATIONSHIPS: dict[str, tuple[str, str] | None] = {
     "npc": ("currentLocation", "located_in"),
     "location": ("parentLocation", "contained_in"),

@@ -13,7 +13,7 @@ import pytest
 
 from graphmem.tools.memory import MEMORY_TOOLS
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared/reference/official-memory-wire-fixture.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures/official-memory-wire-fixture.json"
 
 
 def official_tools() -> dict[str, dict[str, Any]]:

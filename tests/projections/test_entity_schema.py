@@ -1,4 +1,4 @@
-"""parse_schema: what a schema file must hold (seed 000 §3), and canonical_json."""
+"""parse_schema: what a schema file must hold (as MemoryMesh defines it), and canonical_json."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Event sets come from several origins with interleaved, often tied clocks over a tiny alphabet,
 so creations, deletions, re-creations and concurrent writes collide. Every order, every
 grouping and any repetition must give the same snapshot, and that snapshot must equal a
-brute-force reading of the rules (ARCHITECTURE §3) straight off the set.
+brute-force reading of the rules (docs/architecture.md §3) straight off the set.
 """
 
 from __future__ import annotations
