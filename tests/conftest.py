@@ -1,11 +1,48 @@
-"""Suite-wide fixtures: every test leaves no actor running."""
+"""Suite-wide fixtures: every test leaves no actor running; Hypothesis profiles."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pykka
 import pytest
+from hypothesis import HealthCheck, settings
+
+# One example budget for every property test instead of per-test counts. `dev` explores at
+# random (a new seed each run); `ci` is derandomized, so CI always draws the same examples and
+# `CI=true pytest tests/property` reproduces a CI failure locally. HYPOTHESIS_PROFILE overrides
+# the choice (e.g. a long `dev` hunt with HYPOTHESIS_PROFILE=deep).
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("deep", max_examples=2_000, deadline=None)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
+
+
+_SUBPROCESS_DIRS = ("e2e", "compat")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests under tests/e2e and tests/compat drive real processes: `-m e2e` selects them,
+    `-m "not e2e"` leaves the in-process suite."""
+    tests_root = Path(__file__).parent
+    for item in items:
+        relative = (
+            item.path.relative_to(tests_root) if item.path.is_relative_to(tests_root) else None
+        )
+        if relative is not None and relative.parts[0] in _SUBPROCESS_DIRS:
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(autouse=True)

@@ -59,6 +59,7 @@ def run_together(procs: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_concurrent_writers_decide_serializably_and_lose_nothing(tmp_path: Path) -> None:
     universe, commands = 500, 200
     # Two writers share the node id stored in the dir; two run with their own override.
@@ -110,6 +111,7 @@ def test_concurrent_writers_decide_serializably_and_lose_nothing(tmp_path: Path)
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_a_map_grown_by_another_process_is_adopted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

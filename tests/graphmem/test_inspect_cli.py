@@ -414,6 +414,7 @@ def test_stats_list_checkpoints_and_agree_with_the_graphs(
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_python_m_graphmem_history_prints_an_entitys_history(data_dir: Path) -> None:
     env = {**os.environ, "GRAPHMEM_DIR": str(data_dir), "GRAPHMEM_LOG_LEVEL": "WARNING"}
     done = subprocess.run(

@@ -205,6 +205,7 @@ def test_export_as_of_a_point_is_the_official_jsonl_of_the_graph_then(data_dir: 
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_python_m_graphmem_export_as_of_writes_the_file(data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "then.jsonl"
     env = {**os.environ, "GRAPHMEM_DIR": str(data_dir), "GRAPHMEM_LOG_LEVEL": "WARNING"}

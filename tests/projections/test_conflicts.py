@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from eventstore.events import (
@@ -149,7 +149,6 @@ def test_conflicts_filter_by_entity_and_come_newest_first_up_to_the_limit() -> N
     assert projection.position == max(e.position for e in [*n1, *n2])
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.data(), envelope_sets())
 def test_any_order_and_any_repetition_give_the_same_conflicts(
     data: st.DataObject, envelopes: list[Envelope]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.commands import (
@@ -222,7 +222,6 @@ def fold(envelopes: list[Envelope]) -> GraphSnapshot:
     return graph.snapshot()
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     envelope_sets(max_size=80),
     st.lists(st.integers(0, 80), min_size=2, max_size=5),
@@ -296,7 +295,6 @@ COMMANDS: st.SearchStrategy[Command] = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
 @given(st.lists(COMMANDS, max_size=25))
 def test_applying_the_diff_between_two_points_of_a_command_history_gives_the_later(
     commands: list[Command],

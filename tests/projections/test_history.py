@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, get_args
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from eventstore.events import (
@@ -203,7 +203,6 @@ def mentions(event: Any, name: str) -> bool:
     return False
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.lists(EVENTS, max_size=40),
     st.lists(st.integers(min_value=1, max_value=40), max_size=5),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.commands import (
@@ -423,7 +423,6 @@ def snapshot(view: SchemaViewProjection) -> tuple[list[Problem], dict[str, Any]]
     return view.problems(), {name: view.fields(name) for name in ("a", "b", "c")}
 
 
-@settings(max_examples=200, deadline=None)
 @given(STEPS)
 def test_the_lazily_kept_view_equals_one_built_from_scratch(steps: list[AnyEvent | None]) -> None:
     world = World()

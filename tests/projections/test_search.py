@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.commands import (
@@ -73,7 +73,6 @@ commands = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(commands, QUERIES), max_size=25))
 def test_search_equals_the_official_scan_after_any_history(
     steps: list[tuple[Command, str]],

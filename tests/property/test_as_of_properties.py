@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.commands import (
@@ -99,7 +99,6 @@ def written(commands: list[Command], steps_ms: list[int]) -> tuple[InMemoryEvent
     return event_log, seen
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     st.lists(COMMANDS, max_size=12),
     st.lists(st.integers(0, 3), min_size=1, max_size=12),
@@ -130,7 +129,6 @@ def test_the_models_as_of_any_position_are_the_fold_of_its_prefix(
             assert travel.query(position, answers) == seen[position]
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     st.lists(COMMANDS, min_size=1, max_size=12),
     st.lists(st.integers(0, 3), min_size=1, max_size=12),

@@ -6,7 +6,7 @@ clocks, a tiny alphabet so that elements collide), applied in any arrival order.
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from eventstore.events import Envelope
@@ -38,7 +38,6 @@ def assert_same_reads(restored: GraphProjection, folded: GraphProjection) -> Non
         assert restored.relations_of(name) == folded.relations_of(name)
 
 
-@settings(max_examples=200, deadline=None)
 @given(arrivals())
 def test_snapshot_anywhere_then_the_rest_equals_folding_everything(
     case: tuple[list[Envelope], int],
@@ -56,7 +55,6 @@ def test_snapshot_anywhere_then_the_rest_equals_folding_everything(
     assert restored.to_snapshot() == folded.to_snapshot()  # the whole fold state, not only reads
 
 
-@settings(max_examples=100, deadline=None)
 @given(arrivals(), st.data())
 def test_restoring_a_restored_graph_s_snapshot_then_the_rest_equals_folding_everything(
     case: tuple[list[Envelope], int], data: st.DataObject
@@ -77,7 +75,6 @@ def test_restoring_a_restored_graph_s_snapshot_then_the_rest_equals_folding_ever
     assert_same_reads(restored, folded)
 
 
-@settings(max_examples=100, deadline=None)
 @given(arrivals(), st.data())
 def test_reads_between_snapshot_and_restore_change_nothing(
     case: tuple[list[Envelope], int], data: st.DataObject
@@ -96,7 +93,6 @@ def test_reads_between_snapshot_and_restore_change_nothing(
     assert_same_reads(restored, before)
 
 
-@settings(max_examples=100, deadline=None)
 @given(arrivals())
 def test_a_conflict_view_snapshot_then_the_rest_equals_folding_everything(
     case: tuple[list[Envelope], int],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.commands import (
@@ -184,7 +184,6 @@ def folded(envelopes: list[Envelope]) -> GraphSnapshot:
     return graph.snapshot()
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.data(), histories())
 def test_any_order_of_edits_and_merges_gives_the_same_read_model(
     data: st.DataObject, history: tuple[list[Node], list[Envelope]]
@@ -195,7 +194,6 @@ def test_any_order_of_edits_and_merges_gives_the_same_read_model(
     assert folded(shuffled) == folded(union)
 
 
-@settings(max_examples=200, deadline=None)
 @given(histories())
 def test_edits_and_merges_fold_by_the_rules(history: tuple[list[Node], list[Envelope]]) -> None:
     _, union = history
@@ -203,7 +201,6 @@ def test_edits_and_merges_fold_by_the_rules(history: tuple[list[Node], list[Enve
     assert folded(union) == reference(union)
 
 
-@settings(max_examples=100, deadline=None)
 @given(histories())
 def test_nodes_that_have_seen_everything_agree(history: tuple[list[Node], list[Envelope]]) -> None:
     nodes, union = history

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from eventstore.events import (
@@ -185,13 +185,11 @@ def reference(envelopes: list[Envelope]) -> GraphSnapshot:
 # --- properties -----------------------------------------------------------------------------
 
 
-@settings(max_examples=250, deadline=None)
 @given(envelope_sets())
 def test_the_fold_follows_the_rules(envelopes: list[Envelope]) -> None:
     assert folded(envelopes) == reference(envelopes)
 
 
-@settings(max_examples=120, deadline=None)
 @given(st.data(), envelope_sets())
 def test_any_order_gives_the_same_read_model(
     data: st.DataObject, envelopes: list[Envelope]
@@ -201,7 +199,6 @@ def test_any_order_gives_the_same_read_model(
     assert folded(shuffled) == folded(envelopes)
 
 
-@settings(max_examples=120, deadline=None)
 @given(st.data(), envelope_sets())
 def test_duplicates_change_nothing(data: st.DataObject, envelopes: list[Envelope]) -> None:
     repeats = data.draw(st.lists(st.sampled_from(envelopes), max_size=20)) if envelopes else []
@@ -210,7 +207,6 @@ def test_duplicates_change_nothing(data: st.DataObject, envelopes: list[Envelope
     assert folded(with_repeats) == folded(envelopes)
 
 
-@settings(max_examples=120, deadline=None)
 @given(st.data(), envelope_sets())
 def test_any_grouping_with_reads_in_between_gives_the_same_read_model(
     data: st.DataObject, envelopes: list[Envelope]
@@ -233,7 +229,6 @@ def test_any_grouping_with_reads_in_between_gives_the_same_read_model(
     assert graph.snapshot() == folded(envelopes)
 
 
-@settings(max_examples=120, deadline=None)
 @given(st.data(), envelope_sets())
 def test_replay_from_zero_equals_incremental_application(
     data: st.DataObject, envelopes: list[Envelope]
@@ -254,7 +249,6 @@ def test_replay_from_zero_equals_incremental_application(
     assert replayed.position == max((e.position for e in envelopes), default=0)
 
 
-@settings(max_examples=120, deadline=None)
 @given(envelope_sets())
 def test_point_reads_and_counts_agree_with_the_listings(envelopes: list[Envelope]) -> None:
     graph = GraphProjection()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from eventstore.events import (
@@ -138,7 +138,6 @@ def run_transactions(backend: str, path: Path, txns: list[tuple[Any, bool]]) -> 
 
 
 @pytest.mark.parametrize("backend", ["memory", "lmdb-everysec"])
-@settings(max_examples=60, deadline=None)
 @given(txns=transactions)
 def test_the_log_is_exactly_the_committed_batches_in_order(
     backend: str, txns: list[tuple[Any, bool]]

@@ -210,5 +210,5 @@ class NineOperations(RuleBasedStateMachine):
             assert self.graph.observations(name) == (entity.observations if entity else [])
 
 
-NineOperations.TestCase.settings = settings(max_examples=200, stateful_step_count=40, deadline=None)
+NineOperations.TestCase.settings = settings(stateful_step_count=40)
 test_nine_operations_match_the_model = NineOperations.TestCase

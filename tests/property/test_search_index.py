@@ -74,7 +74,6 @@ EDITS = st.tuples(
 )
 
 
-@settings(max_examples=100, deadline=None)
 @given(
     entities=st.lists(st.tuples(TYPES, CONTENTS, CONTENTS), min_size=17, max_size=80),
     edits=st.lists(EDITS, max_size=40),
@@ -224,7 +223,5 @@ class SearchIndexMachine(RuleBasedStateMachine):
                     assert entity.name in found
 
 
-SearchIndexMachine.TestCase.settings = settings(
-    max_examples=150, stateful_step_count=40, deadline=None
-)
+SearchIndexMachine.TestCase.settings = settings(stateful_step_count=40)
 TestSearchIndexEqualsABruteForceScan = SearchIndexMachine.TestCase

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from actors.commands import (
@@ -139,7 +139,6 @@ def folded(log: list[Envelope]) -> GraphProjection:
     return graph
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     st.lists(COMMANDS, max_size=8),
     st.lists(COMMANDS, min_size=1, max_size=3),
@@ -222,7 +221,6 @@ RECREATED: list[AnyEvent] = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
 @given(envelope_sets(max_size=40), st.lists(EVENTS, max_size=30), st.integers(0, 30))
 @example([], RECREATED, 0)
 @example([], RECREATED, 3)
