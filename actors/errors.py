@@ -98,9 +98,6 @@ class EntityNotFoundError(CommandRejectedError):
         super().__init__(f"Entity with name {name} not found")
         self.name = name
 
-    def __reduce__(self) -> tuple[type[EntityNotFoundError], tuple[str]]:
-        return (type(self), (self.name,))
-
 
 class EntityExistsError(CommandRejectedError):
     """A rename would land on a name that an alive entity already has."""
@@ -114,9 +111,6 @@ class EntityExistsError(CommandRejectedError):
         self.name = name
         self.renamed = renamed
 
-    def __reduce__(self) -> tuple[type[EntityExistsError], tuple[str, str]]:
-        return (type(self), (self.name, self.renamed))
-
 
 class MergeIntoItselfError(CommandRejectedError):
     """A merge named one entity as both its source and its target."""
@@ -126,9 +120,6 @@ class MergeIntoItselfError(CommandRejectedError):
             f"Cannot merge {name} into itself. Nothing was changed; name two different entities."
         )
         self.name = name
-
-    def __reduce__(self) -> tuple[type[MergeIntoItselfError], tuple[str]]:
-        return (type(self), (self.name,))
 
 
 class ObservationNotFoundError(CommandRejectedError):
@@ -142,9 +133,6 @@ class ObservationNotFoundError(CommandRejectedError):
         self.entity = entity
         self.content = content
 
-    def __reduce__(self) -> tuple[type[ObservationNotFoundError], tuple[str, str]]:
-        return (type(self), (self.entity, self.content))
-
 
 class RelationNotFoundError(CommandRejectedError):
     """No visible relation has the key a command names."""
@@ -155,9 +143,6 @@ class RelationNotFoundError(CommandRejectedError):
             "relations with open_nodes; to add a new one use create_relations."
         )
         self.key = key
-
-    def __reduce__(self) -> tuple[type[RelationNotFoundError], tuple[RelationKey]]:
-        return (type(self), (self.key,))
 
 
 class RelationExistsError(CommandRejectedError):
@@ -171,9 +156,6 @@ class RelationExistsError(CommandRejectedError):
         self.key = key
         self.edited = edited
 
-    def __reduce__(self) -> tuple[type[RelationExistsError], tuple[RelationKey, RelationKey]]:
-        return (type(self), (self.key, self.edited))
-
 
 class NothingToUpdateError(CommandRejectedError):
     """An update item names an element but no change to make to it."""
@@ -184,9 +166,6 @@ class NothingToUpdateError(CommandRejectedError):
         )
         self.name = name
         self.fields = fields
-
-    def __reduce__(self) -> tuple[type[NothingToUpdateError], tuple[str, str]]:
-        return (type(self), (self.name, self.fields))
 
 
 # --- the schema-driven family (MemoryMesh) -----------------------------------------------------
@@ -206,9 +185,6 @@ class NodeNotFoundError(CommandRejectedError):
         )
         self.name = name
 
-    def __reduce__(self) -> tuple[type[NodeNotFoundError], tuple[str]]:
-        return (type(self), (self.name,))
-
 
 class NodeExistsError(CommandRejectedError):
     """A command would create a node whose name an existing node (of any type) has."""
@@ -222,9 +198,6 @@ class NodeExistsError(CommandRejectedError):
         )
         self.name = name
         self.node_type = node_type
-
-    def __reduce__(self) -> tuple[type[NodeExistsError], tuple[str, str | None]]:
-        return (type(self), (self.name, self.node_type))
 
 
 class TypedNodeNotFoundError(CommandRejectedError):
@@ -247,11 +220,6 @@ class TypedNodeNotFoundError(CommandRejectedError):
         self.name = name
         self.actual_type = actual_type
 
-    def __reduce__(
-        self,
-    ) -> tuple[type[TypedNodeNotFoundError], tuple[str, str, str | None]]:
-        return (type(self), (self.node_type, self.name, self.actual_type))
-
 
 class EdgeNotFoundError(CommandRejectedError):
     """No visible edge has the key a command names."""
@@ -264,9 +232,6 @@ class EdgeNotFoundError(CommandRejectedError):
         )
         self.key = key
 
-    def __reduce__(self) -> tuple[type[EdgeNotFoundError], tuple[RelationKey]]:
-        return (type(self), (self.key,))
-
 
 class EdgeExistsError(CommandRejectedError):
     """A command would create (or repoint an edge onto) an edge that is already there."""
@@ -278,9 +243,6 @@ class EdgeExistsError(CommandRejectedError):
             ["Change the weight with update_edges", "Remove the edge first with delete_edges"],
         )
         self.key = key
-
-    def __reduce__(self) -> tuple[type[EdgeExistsError], tuple[RelationKey]]:
-        return (type(self), (self.key,))
 
 
 class InvalidWeightError(CommandRejectedError):
@@ -295,9 +257,6 @@ class InvalidWeightError(CommandRejectedError):
         self.key = key
         self.weight = weight
 
-    def __reduce__(self) -> tuple[type[InvalidWeightError], tuple[RelationKey, float]]:
-        return (type(self), (self.key, self.weight))
-
 
 class ConflictingWeightsError(CommandRejectedError):
     """An edge update gives new evidence (`weight`) and a replacement (`newWeight`) at once."""
@@ -311,9 +270,6 @@ class ConflictingWeightsError(CommandRejectedError):
         )
         self.key = key
 
-    def __reduce__(self) -> tuple[type[ConflictingWeightsError], tuple[RelationKey]]:
-        return (type(self), (self.key,))
-
 
 class DuplicateItemError(CommandRejectedError):
     """One call lists the same node or edge twice (`item` says which, e.g. `Node X`)."""
@@ -324,9 +280,6 @@ class DuplicateItemError(CommandRejectedError):
             ["List each node or edge once per call"],
         )
         self.item = item
-
-    def __reduce__(self) -> tuple[type[DuplicateItemError], tuple[str]]:
-        return (type(self), (self.item,))
 
 
 class BlankFieldError(CommandRejectedError):
@@ -339,6 +292,3 @@ class BlankFieldError(CommandRejectedError):
         )
         self.field = field
         self.item = item
-
-    def __reduce__(self) -> tuple[type[BlankFieldError], tuple[str, str]]:
-        return (type(self), (self.field, self.item))

@@ -95,11 +95,6 @@ class GraphGateway:
         self._writer().tell(Rebuild(reply))
         return await reply.wait(self.timeout if timeout is None else timeout)
 
-    def rebuild_blocking(self, timeout: float | None = None) -> RebuildResult:
-        reply: BlockingReply[RebuildResult] = BlockingReply()
-        self._writer().tell(Rebuild(reply))
-        return reply.wait(self.timeout if timeout is None else timeout)
-
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.add(subscriber)
 

@@ -59,9 +59,6 @@ class SchemaViolationError(CommandRejectedError):
     def __init__(self, message: str, suggestions: Sequence[str] = ()) -> None:
         super().__init__(message, list(suggestions))
 
-    def __reduce__(self) -> tuple[type[SchemaViolationError], tuple[str, list[str]]]:
-        return (type(self), (self.message, self.suggestions))
-
 
 @dataclass(frozen=True)
 class _Value:

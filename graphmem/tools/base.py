@@ -96,8 +96,6 @@ Runner = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutcome]]
 class ToolSpec:
     tool: types.Tool
     run: Runner
-    mutates: bool = False
-    families: frozenset[str] = field(default_factory=lambda: frozenset({"memory"}))
     # How a rejection reads: the official plain text ("memory"), or MemoryMesh's JSON body
     # with suggestions ("mesh", for the mesh and schema families).
     error_style: str = "memory"

@@ -42,9 +42,8 @@ from graphmem.tools.mesh_values import edge_input_value, edge_key_value, node_in
 from graphmem.tools.schema import DRAFT_07
 from projections.entity_schema import EntitySchema
 
-__all__ = ["SCHEMA_FAMILY", "dynamic_tools", "schema_tools"]
+__all__ = ["dynamic_tools", "schema_tools"]
 
-SCHEMA_FAMILY = frozenset({"schema"})
 
 _ANNOTATIONS: dict[Action, types.ToolAnnotations] = {
     "add": types.ToolAnnotations(
@@ -89,8 +88,6 @@ def _spec(schema: EntitySchema, action: Action) -> ToolSpec:
     return ToolSpec(
         tool,
         _runner(schema, action, name),
-        mutates=True,
-        families=SCHEMA_FAMILY,
         error_style="mesh",
     )
 

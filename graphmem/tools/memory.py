@@ -409,12 +409,12 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
 
 
 MEMORY_TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(s.CREATE_ENTITIES, create_entities, mutates=True),
-    ToolSpec(s.CREATE_RELATIONS, create_relations, mutates=True),
-    ToolSpec(s.ADD_OBSERVATIONS, add_observations, mutates=True),
-    ToolSpec(s.DELETE_ENTITIES, delete_entities, mutates=True),
-    ToolSpec(s.DELETE_OBSERVATIONS, delete_observations, mutates=True),
-    ToolSpec(s.DELETE_RELATIONS, delete_relations, mutates=True),
+    ToolSpec(s.CREATE_ENTITIES, create_entities),
+    ToolSpec(s.CREATE_RELATIONS, create_relations),
+    ToolSpec(s.ADD_OBSERVATIONS, add_observations),
+    ToolSpec(s.DELETE_ENTITIES, delete_entities),
+    ToolSpec(s.DELETE_OBSERVATIONS, delete_observations),
+    ToolSpec(s.DELETE_RELATIONS, delete_relations),
     ToolSpec(s.READ_GRAPH, read_graph),
     ToolSpec(s.SEARCH_NODES, search_nodes),
     ToolSpec(s.OPEN_NODES, open_nodes),

@@ -277,9 +277,9 @@ async def read_conflicts(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
 
 
 MEMORY_EXTENSION_TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(s.UPDATE_ENTITIES, update_entities, mutates=True),
-    ToolSpec(s.UPDATE_OBSERVATIONS, update_observations, mutates=True),
-    ToolSpec(s.UPDATE_RELATIONS, update_relations, mutates=True),
-    ToolSpec(s.MERGE_ENTITIES, merge_entities, mutates=True),
+    ToolSpec(s.UPDATE_ENTITIES, update_entities),
+    ToolSpec(s.UPDATE_OBSERVATIONS, update_observations),
+    ToolSpec(s.UPDATE_RELATIONS, update_relations),
+    ToolSpec(s.MERGE_ENTITIES, merge_entities),
     ToolSpec(s.READ_CONFLICTS, read_conflicts),
 )

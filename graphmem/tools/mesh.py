@@ -363,19 +363,19 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     return mesh_ok(value, action + as_of_phrase(point))
 
 
-def _spec(tool: types.Tool, run: Runner, *, mutates: bool = False) -> ToolSpec:
-    return ToolSpec(tool, run, mutates=mutates, families=frozenset({"mesh"}), error_style="mesh")
+def _spec(tool: types.Tool, run: Runner) -> ToolSpec:
+    return ToolSpec(tool, run, error_style="mesh")
 
 
 MESH_TOOLS: tuple[ToolSpec, ...] = (
-    _spec(s.ADD_NODES, add_nodes, mutates=True),
-    _spec(s.UPDATE_NODES, update_nodes, mutates=True),
-    _spec(s.DELETE_NODES, delete_nodes, mutates=True),
-    _spec(s.ADD_EDGES, add_edges, mutates=True),
-    _spec(s.UPDATE_EDGES, update_edges, mutates=True),
-    _spec(s.DELETE_EDGES, delete_edges, mutates=True),
-    _spec(s.ADD_METADATA, add_metadata, mutates=True),
-    _spec(s.DELETE_METADATA, delete_metadata, mutates=True),
+    _spec(s.ADD_NODES, add_nodes),
+    _spec(s.UPDATE_NODES, update_nodes),
+    _spec(s.DELETE_NODES, delete_nodes),
+    _spec(s.ADD_EDGES, add_edges),
+    _spec(s.UPDATE_EDGES, update_edges),
+    _spec(s.DELETE_EDGES, delete_edges),
+    _spec(s.ADD_METADATA, add_metadata),
+    _spec(s.DELETE_METADATA, delete_metadata),
     _spec(s.READ_GRAPH, read_graph),
     _spec(s.SEARCH_NODES, search_nodes),
     _spec(s.OPEN_NODES, open_nodes),

@@ -95,7 +95,5 @@ async def check_schemas(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     return mesh_ok(data, action)
 
 
-CHECK_SCHEMAS = ToolSpec(
-    CHECK_SCHEMAS_TOOL, check_schemas, families=frozenset({"schema"}), error_style="mesh"
-)
+CHECK_SCHEMAS = ToolSpec(CHECK_SCHEMAS_TOOL, check_schemas, error_style="mesh")
 SCHEMA_STATIC_TOOLS: tuple[ToolSpec, ...] = (CHECK_SCHEMAS,)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import pickle
 from typing import Any
 
 import jsonschema
@@ -451,14 +450,6 @@ def test_a_wrapper_that_is_not_an_object_is_refused(inner: Any) -> None:
 
     assert 'Argument "delete_npc" must be an object of npc properties' in error.message
     assert 'delete_npc({"npc": {"name": "<name of the npc>"}})' in error.message
-
-
-def test_a_schema_violation_survives_pickling_with_its_suggestions() -> None:
-    error = refusal(plan_add, NPC_SCHEMA, {**GANDALF, "role": "Dragon"})
-
-    copy_ = pickle.loads(pickle.dumps(error))
-
-    assert (copy_.message, copy_.suggestions) == (error.message, error.suggestions)
 
 
 # --- what the tools advertise -----------------------------------------------------------------

@@ -58,15 +58,15 @@ def test_the_mesh_family_is_seed_000s_eleven_static_tools() -> None:
     assert [spec.tool.name for spec in MESH_TOOLS] == list(MESH_TOOL_NAMES)
     specs = static_tools(["mesh"])
     assert list(specs) == list(MESH_TOOL_NAMES)
-    assert all(spec.families == {"mesh"} and spec.error_style == "mesh" for spec in specs.values())
+    assert all(spec in MESH_TOOLS and spec.error_style == "mesh" for spec in specs.values())
 
 
 def test_where_memory_and_mesh_share_a_name_the_mesh_tool_answers() -> None:
     specs = static_tools(["memory", "mesh"])
     shared = set(MEMORY_NAMES) & set(MESH_TOOL_NAMES)
     assert shared == {"read_graph", "search_nodes", "open_nodes"}
-    assert all(specs[name].families == {"mesh"} for name in shared)
-    assert specs["create_entities"].families == {"memory"}
+    assert all(specs[name] in MESH_TOOLS for name in shared)
+    assert specs["create_entities"] in MEMORY_TOOLS
     assert set(specs) == set(MEMORY_NAMES) | set(MESH_TOOL_NAMES)
 
 
@@ -121,10 +121,10 @@ def test_a_static_tool_keeps_its_name_against_a_schema_that_would_take_it() -> N
     catalog = ToolCatalog(["memory", "schema"])
     catalog.update(1, [schema("observations")])
     spec = catalog.get("add_observations")
-    assert spec is not None and spec.families == {"memory"}
+    assert spec is not None and spec in MEMORY_TOOLS + MEMORY_EXTENSION_TOOLS
     assert catalog.get("update_observations") is static_tools(["memory"])["update_observations"]
     delete = catalog.get("delete_observations")
-    assert delete is not None and delete.families == {"memory"}
+    assert delete is not None and delete in MEMORY_TOOLS
 
 
 def test_refresh_follows_the_schemas_in_force(app: App) -> None:
