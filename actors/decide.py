@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import assert_never
 
-import msgspec
-
 from actors import mesh
 from actors.commands import (
     AddEdges,
@@ -24,7 +22,6 @@ from actors.commands import (
     AddNodes,
     AddObservations,
     Command,
-    CommandResult,
     CommitTransaction,
     CreateEntities,
     CreateRelations,
@@ -52,6 +49,7 @@ from actors.commands import (
     UpdateObservations,
     UpdateRelations,
 )
+from actors.decision import Decision
 from actors.edits import merge_entities, update_entities, update_observations, update_relations
 from actors.errors import EntityNotFoundError
 from actors.graph_reader import GraphReader
@@ -68,18 +66,6 @@ from eventstore.events import (
 from projections.schemas import SchemaProjection
 
 __all__ = ["Decision", "decide"]
-
-
-class Decision(msgspec.Struct, frozen=True):
-    """The events to append (possibly none) and the result to answer with once they are.
-
-    `steps` splits the events by the command that decided them, for hooks: a transaction
-    lists each step's; empty means all of `events` belong to the command decided.
-    """
-
-    events: list[AnyEvent]
-    result: CommandResult
-    steps: tuple[tuple[Command, list[AnyEvent]], ...] = ()
 
 
 def decide(

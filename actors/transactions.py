@@ -11,7 +11,6 @@ batch by the writer.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from actors.commands import (
     Command,
@@ -21,21 +20,19 @@ from actors.commands import (
     SchemasRegistered,
     TransactionCommitted,
 )
+from actors.decision import Decision
 from actors.errors import CommandRejectedError
 from actors.graph_reader import GraphReader
 from actors.working_graph import WorkingGraph
 from eventstore.events import AnyEvent, SchemaRegistered, SchemaRetired
 from projections.schemas import SchemaProjection
 
-if TYPE_CHECKING:
-    from actors.decide import Decision
-
 __all__ = ["Steps", "commit_transaction", "register_schemas"]
 
 Steps = tuple[tuple[Command, list[AnyEvent]], ...]
 """Each step of a transaction with the events it decided (nested transactions flattened)."""
 
-DecideStep = Callable[[GraphReader, Command, SchemaProjection | None], "Decision"]
+DecideStep = Callable[[GraphReader, Command, SchemaProjection | None], Decision]
 
 
 def commit_transaction(

@@ -4,33 +4,25 @@ reads (bench.time_travel) and full rebuilds (bench.rebuild).
 
 Run: python -m bench.core [--events N] [--dir DIR]. Prints a table and writes
 bench/results/core.json; with --checkpoints-only, only the checkpoint figures, to
-bench/results/checkpoints.json. `build_log` and `replay` are reused by other benchmarks.
+bench/results/checkpoints.json. The log itself comes from bench.log_data.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from actors.bridge import BlockingReply
 from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT
-from actors.graph_writer import Ask, GraphWriterActor
+from bench import rebuild, time_travel
+from bench.log_data import WORDS, build_log, commands, host_facts, replay, start_up
 from eventstore.events import (
-    AnyEvent,
     Cause,
-    EntityCreated,
-    Envelope,
     ObservationAdded,
-    RelationCreated,
     encode_envelope,
 )
 from eventstore.lmdb_log import LmdbEventLog
@@ -39,100 +31,6 @@ from projections.graph import GraphProjection
 
 RESULTS = Path(__file__).parent / "results" / "core.json"
 BATCH_SIZES = (1, 10, 100, 1000)
-_PROSE = (
-    "prefers tea over coffee works remotely from Lisbon on the platform team reviews pull "
-    "requests in the morning uses neovim with a custom config owns the billing service since "
-    "2023 mentors two juniors allergic to peanuts speaks Portuguese and German"
-)
-_WORDS = _PROSE.split()
-_TYPES = ("person", "project", "service", "team", "document", "decision")
-_RELATIONS = ("works_on", "owns", "knows", "depends_on", "reviewed", "mentors")
-_TOOLS = ("create_entities", "add_observations", "create_relations")
-
-
-def commands(seed: int = 0) -> Iterator[tuple[list[AnyEvent], Cause]]:
-    """An endless, deterministic stream of realistic commands (1-5 events each).
-
-    About 15% EntityCreated, 65% ObservationAdded, 20% RelationCreated by event count.
-    """
-    rng = random.Random(seed)
-    names: list[str] = []
-    contents = [" ".join(rng.sample(_WORDS, 10)) for _ in range(4096)]
-    causes = [
-        Cause(tool=tool, client="bench", session=f"s{i}") for i in range(4) for tool in _TOOLS
-    ]
-    while True:
-        roll = rng.random()
-        size = rng.randint(1, 5)
-        if roll < 0.15 or len(names) < 2:
-            batch: list[AnyEvent] = []
-            for _ in range(size):
-                names.append(f"{rng.choice(_TYPES)}-{len(names):07d}")
-                batch.append(EntityCreated(name=names[-1], entity_type=rng.choice(_TYPES)))
-            yield batch, causes[0]
-        elif roll < 0.80:
-            entity = rng.choice(names)
-            yield (
-                [
-                    ObservationAdded(entity=entity, content=rng.choice(contents))
-                    for _ in range(size)
-                ],
-                causes[1],
-            )
-        else:
-            yield (
-                [
-                    RelationCreated(
-                        from_entity=rng.choice(names),
-                        to_entity=rng.choice(names),
-                        relation_type=rng.choice(_RELATIONS),
-                    )
-                    for _ in range(size)
-                ],
-                causes[2],
-            )
-
-
-def build_log(
-    path: str | os.PathLike[str],
-    n_events: int,
-    *,
-    txn_events: int = 20_000,
-    seed: int = 0,
-    durability: Durability = Durability.EVERYSEC,
-) -> LmdbEventLog:
-    """Open a log at `path` and append at least `n_events` of the realistic mix, fast.
-
-    Commands are group-committed about `txn_events` events per transaction; the caller closes
-    the returned log.
-    """
-    log = LmdbEventLog.open(path, durability=durability, map_size=4 << 30)
-    stream = commands(seed)
-    target = log.last_position() + n_events
-
-    def fill(txn: LogTransaction) -> int:
-        if txn.attempt:
-            raise RuntimeError("the map grew mid-build: raise map_size")
-        stop = min(txn.last_position() + txn_events, target)
-        while txn.last_position() < stop:
-            events, cause = next(stream)
-            txn.append(events[: stop - txn.last_position()], cause)
-        return txn.last_position()
-
-    while log.transact(fill) < target:
-        pass
-    return log
-
-
-def replay(log: LmdbEventLog, apply: Callable[[Envelope], object] | None = None) -> int:
-    """Read and decode the whole log, feeding each envelope to `apply`; returns the count."""
-    if apply is None:
-        return sum(1 for _ in log.read_from(1))
-    count = 0
-    for envelope in log.read_from(1):
-        apply(envelope)
-        count += 1
-    return count
 
 
 def _append_throughput(
@@ -171,7 +69,7 @@ def _append_throughput(
 
 
 def _latency(root: Path, durability: Durability, samples: int) -> dict[str, Any]:
-    event = ObservationAdded(entity="alice", content=" ".join(_WORDS[:10]))
+    event = ObservationAdded(entity="alice", content=" ".join(WORDS[:10]))
     cause = Cause(tool="add_observations", client="bench")
     timings: list[float] = []
     with LmdbEventLog.open(root / f"latency-{durability.value}", durability=durability) as log:
@@ -236,29 +134,16 @@ def _used_bytes(log: LmdbEventLog) -> int:
     return used
 
 
-def _start_up(log: LmdbEventLog, checkpoint_every: int | None) -> tuple[float, int]:
-    """Seconds from starting a graph writer to its first answer, and the entities it saw.
-    The writer saves nothing on the way out (nothing changes), so runs can be repeated."""
-    start = time.perf_counter()
-    writer = GraphWriterActor.start(log, checkpoint_every=checkpoint_every)
-    reply: BlockingReply[int] = BlockingReply()
-    writer.tell(Ask(lambda graph: graph.entity_count(), reply))
-    entities = reply.wait(600)
-    elapsed = time.perf_counter() - start
-    writer.stop(block=True, timeout=600)
-    return elapsed, entities
-
-
 def _checkpoints(root: Path, n_events: int) -> dict[str, Any]:
     """Service start-up on an `n_events` log without and with checkpoints (the service's own,
     saved by its first start); then snapshot, save, load and restore the graph alone."""
     log = build_log(root / "checkpoints", n_events)
     try:
-        cold = [_start_up(log, None)[0] for _ in range(2)]
+        cold = [start_up(log, None)[0] for _ in range(2)]
         before = _used_bytes(log)
-        _start_up(log, 100_000)  # folds the log, then saves its checkpoints
+        start_up(log, 100_000)  # folds the log, then saves its checkpoints
         on_disk = _used_bytes(log) - before
-        warm = [_start_up(log, 100_000)[0] for _ in range(3)]
+        warm = [start_up(log, 100_000)[0] for _ in range(3)]
         graph = GraphProjection()
         graph.apply_all(log.read_from(1))
         start = time.perf_counter()
@@ -309,10 +194,6 @@ def _print_checkpoints(row: dict[str, Any]) -> None:
     )
 
 
-def _machine() -> dict[str, Any]:
-    return {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg()}
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=1_000_000, help="events for the replay log")
@@ -330,7 +211,7 @@ def main(argv: list[str] | None = None) -> None:
         _print_checkpoints(row)
         out = args.out or RESULTS.with_name("checkpoints.json")
         out.parent.mkdir(parents=True, exist_ok=True)
-        report = {"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": _machine()}
+        report = {"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": host_facts()}
         out.write_text(json.dumps({**report, "checkpoints": row}, indent=2) + "\n")
         print(f"\nwrote {out}")
         return
@@ -349,12 +230,7 @@ def main(argv: list[str] | None = None) -> None:
         ]
         replayed = _size_and_replay(root, args.events)
         checkpoints = _checkpoints(root, args.events)
-        # Imported here: bench.time_travel builds its log with this module's build_log.
-        from bench import time_travel  # noqa: PLC0415
-
         as_of = time_travel.measure(root, args.events, CHECKPOINT_EVERY, CHECKPOINTS_KEPT, points=6)
-        from bench import rebuild  # noqa: PLC0415 (it imports this module)
-
         rebuilt = rebuild.measure(root, args.events)
 
     print(f"{'durability':<10} {'shape':<26} {'ev/txn':>6} {'events/s':>12} {'txns/s':>10}")
@@ -385,7 +261,7 @@ def main(argv: list[str] | None = None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     report = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": _machine(),
+        "machine": host_facts(),
         "append_throughput": appends,
         "append_latency": latencies,
         "replay": replayed,

@@ -23,7 +23,7 @@ from actors.bridge import BlockingReply
 from actors.graph_writer import Ask, AskModels, GraphWriterActor, Rebuild
 from actors.read_models import ReadModels
 from actors.rebuild import Models, RebuildResult, fold_log, rebuild_checkpoints
-from bench.core import _machine, _start_up, build_log, replay
+from bench.log_data import build_log, host_facts, replay, start_up
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint
 from projections.graph import GraphProjection
@@ -67,8 +67,8 @@ def measure(root: Path, n_events: int) -> dict[str, Any]:
         warm_up = _search_warm_up(event_log)  # from the checkpoints the rebuild saved
         for name in ("graph", "schemas", "conflicts"):
             event_log.checkpoints.delete(name)
-        start_up_s = min(_start_up(event_log, None)[0] for _ in range(2))
-        upgrade = _upgrade_start_up(event_log)
+        start_up_s = min(start_up(event_log, None)[0] for _ in range(2))
+        upgrade = _upgradestart_up(event_log)
     finally:
         event_log.close()
     return {
@@ -122,7 +122,7 @@ def _search_warm_up(event_log: LmdbEventLog) -> dict[str, float]:
     }
 
 
-def _upgrade_start_up(event_log: LmdbEventLog) -> dict[str, float]:
+def _upgradestart_up(event_log: LmdbEventLog) -> dict[str, float]:
     """After an upgrade that bumped the graph's version (simulated: this process claims the
     next version and reads the current one's snapshots), a server's start-up: first answer
     from the stale checkpoint, then the background rebuild's swap (refolding before serving
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
     print_report(row)
     out = args.out or RESULTS
     out.parent.mkdir(parents=True, exist_ok=True)
-    report = {"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": _machine()}
+    report = {"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": host_facts()}
     out.write_text(json.dumps({**report, "rebuild": row}, indent=2) + "\n")
     print(f"\nwrote {out}")
 

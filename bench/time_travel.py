@@ -1,6 +1,6 @@
 """As-of reads on a large log: how long `as_of` takes to resolve and its models to build.
 
-The log is bench.core's realistic mix (`build_log`), with the graph checkpoints a service that
+The log is bench.log_data's realistic mix (`build_log`), with the graph checkpoints a service that
 wrote it would have kept: one every `--every` events, thinned by the same Retention. Each
 measured point is read cold (nothing cached): resolve the position (and a time, by binary search),
 restore the nearest checkpoint at or before it, fold the rest (the target: 1 s for these), then
@@ -23,7 +23,7 @@ from typing import Any
 
 from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT
 from actors.time_travel import AsOfModels, TimeTravel, fold_to, iso_ms, restore_graph
-from bench.core import _machine, build_log
+from bench.log_data import build_log, host_facts
 from eventstore.checkpoints import Retention
 from eventstore.hlc import ms_of
 from eventstore.lmdb_log import LmdbEventLog
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     when = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     args.out.write_text(
-        json.dumps({"when": when, "machine": _machine(), "as_of": report}, indent=2) + "\n"
+        json.dumps({"when": when, "machine": host_facts(), "as_of": report}, indent=2) + "\n"
     )
     print(f"\nwrote {args.out}")
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from eventstore.events import AnyEvent, Cause, Envelope
-
-if TYPE_CHECKING:
-    from eventstore.checkpoints import Retention
+from eventstore.retention import Retention
 
 T = TypeVar("T")
 
