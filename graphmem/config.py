@@ -10,7 +10,7 @@ from pathlib import Path
 import platformdirs
 
 from eventstore.log import Durability
-from graphmem.tools.base import InputLimits
+from graphmem.limits import InputLimits
 
 
 class SettingsError(ValueError):
@@ -62,6 +62,8 @@ class Settings:
     hooks: tuple[str, ...] = ()
     # Events folded between two checkpoints of the read models; 0 turns checkpoints off.
     checkpoint_every: int = 100_000
+    # Answer plain tools/call lines on stdio off the SDK's per-call pipeline (graphmem.fast_calls).
+    fast_calls: bool = True
 
     @property
     def schema_folders(self) -> tuple[Path, ...]:
@@ -110,6 +112,7 @@ class Settings:
             watch_schemas=_flag(env, "GRAPHMEM_WATCH_SCHEMAS", default=True),
             hooks=tuple(_items(env.get("GRAPHMEM_HOOKS", ""))),
             checkpoint_every=_non_negative(env, "GRAPHMEM_CHECKPOINT_EVERY", 100_000),
+            fast_calls=_flag(env, "GRAPHMEM_FAST_CALLS", default=True),
         )
 
     def with_data_dir(self, data_dir: str | Path) -> Settings:

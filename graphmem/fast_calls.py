@@ -15,7 +15,6 @@ refuse — goes to the SDK untouched.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +45,6 @@ __all__ = [
     "FastCalls",
     "SessionView",
     "ToolCaller",
-    "fast_calls_enabled",
 ]
 
 log = structlog.get_logger(__name__)
@@ -63,12 +61,6 @@ _INT64 = range(-(2**63), 2**63)
 
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
-
-
-def fast_calls_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """False when GRAPHMEM_FAST_CALLS says off (0, false, no, off); on by default."""
-    raw = (os.environ if environ is None else environ).get("GRAPHMEM_FAST_CALLS", "")
-    return raw.strip().lower() not in ("0", "false", "no", "off")
 
 
 class SessionView:

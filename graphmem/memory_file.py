@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from graphmem.tools.base import InputLimits
+from graphmem.limits import InputLimits
 
 __all__ = [
     "LONE_SURROGATE",

@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from actors.errors import CommandRejectedError
 from eventstore.events import Cause
 from graphmem.app import App
-from graphmem.fast_calls import FastCalls, ToolCaller, fast_calls_enabled
+from graphmem.fast_calls import FastCalls, ToolCaller
 from graphmem.notifier import GRAPH_URI, Notifier
 from graphmem.stdio_transport import WireReadStream
 from graphmem.tools.base import (
@@ -107,6 +107,7 @@ class MemoryServer(Server[Any]):
     """
 
     call_tool: ToolCaller | None = None
+    fast_calls: bool = True  # GRAPHMEM_FAST_CALLS
 
     async def run(
         self,
@@ -119,7 +120,7 @@ class MemoryServer(Server[Any]):
         if (
             call_tool is not None
             and isinstance(read_stream, WireReadStream)
-            and fast_calls_enabled()
+            and self.fast_calls
             # What the fast path does not do: raise handler exceptions, run middleware, add
             # cache hints to a tools/call result.
             and not raise_exceptions
@@ -275,6 +276,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
     # records nothing, yet it costs a fifth of a small call. Structured logs carry the timings.
     server.middleware = []
     server.call_tool = call_tool
+    server.fast_calls = app.settings.fast_calls
     server.add_notification_handler(
         "notifications/initialized", types.NotificationParams, on_initialized
     )

@@ -15,22 +15,13 @@ from actors.hooks import Hooks
 from actors.time_travel import TimeTravel
 from actors.transaction_coordinator import TransactionGateway
 from eventstore.events import Cause
+from graphmem.limits import InputLimits
 
 T = TypeVar("T")
 
 
 class ToolInputError(ValueError):
     """The arguments of a tool call are unusable; the message says what to fix."""
-
-
-@dataclass(frozen=True)
-class InputLimits:
-    """Bounds on one call's input, so one bad call cannot exhaust memory or the log."""
-
-    max_items: int = 10_000  # entities, relations, names ... in one call
-    max_name_chars: int = 1_000  # names, types, relation types, queries
-    max_content_chars: int = 100_000  # one observation
-    max_query_chars: int = 2_048  # search_nodes (the official main branch's limit)
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from actors.schema_plans import (
     tool_input_schema,
     unwrap_arguments,
 )
+from graphmem.limits import InputLimits
 from graphmem.tools.base import (
-    InputLimits,
     Runner,
     ToolContext,
     ToolInputError,

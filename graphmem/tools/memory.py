@@ -27,9 +27,9 @@ from actors.commands import (
     RelationsDeleted,
 )
 from actors.time_travel import AsOfError, AsOfPoint, GraphModels, TimeTravel
+from graphmem.limits import InputLimits
 from graphmem.tools import memory_schemas as s
 from graphmem.tools.base import (
-    InputLimits,
     ToolContext,
     ToolInputError,
     ToolOutcome,

@@ -27,9 +27,9 @@ from actors.commands import (
 )
 from actors.read_models import ReadModels
 from eventstore.hlc import ms_of
+from graphmem.limits import InputLimits
 from graphmem.tools import memory_extension_schemas as s
 from graphmem.tools.base import (
-    InputLimits,
     ToolContext,
     ToolOutcome,
     ToolSpec,

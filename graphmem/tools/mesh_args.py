@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 import msgspec
 
 from actors.commands import MetadataChange
+from graphmem.limits import InputLimits
 from graphmem.tools.base import (
-    InputLimits,
     ToolInputError,
     check_contents,
     check_count,

@@ -24,7 +24,8 @@ from eventstore.lmdb_log import LmdbEventLog
 from eventstore.memory_log import InMemoryEventLog
 from graphmem.app import App, start_actors, stop_actors
 from graphmem.config import Settings
-from graphmem.tools.base import InputLimits, ToolContext, ToolInputError
+from graphmem.limits import InputLimits
+from graphmem.tools.base import ToolContext, ToolInputError
 from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.mesh import MESH_TOOLS
 from tests.e2e.support import call, legacy_session, modern_client, text, value

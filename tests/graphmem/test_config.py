@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from eventstore.log import Durability
 from graphmem.config import Settings, SettingsError
-from graphmem.tools.base import InputLimits
+from graphmem.limits import InputLimits
 
 
 def test_defaults_need_no_environment() -> None:
@@ -83,9 +85,28 @@ def test_the_default_profile_is_memory_and_schema() -> None:
         ("GRAPHMEM_TOOLS", "memory,graphs", "memory, schema, mesh"),
         ("GRAPHMEM_SCHEMA_SETS", "dnd", "the sets are: rpg"),
         ("GRAPHMEM_WATCH_SCHEMAS", "maybe", "1/true/yes/on"),
+        ("GRAPHMEM_FAST_CALLS", "maybe", "1/true/yes/on"),
     ],
 )
 def test_bad_profile_set_or_flag_values_are_refused(name: str, value: str, fragment: str) -> None:
     with pytest.raises(SettingsError, match=name) as problem:
         Settings.from_env({name: value})
     assert fragment in str(problem.value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "enabled"), [("", True), ("1", True), ("0", False), ("off", False), ("No", False)]
+)
+def test_graphmem_fast_calls_turns_the_fast_path_off(raw: str, enabled: bool) -> None:
+    assert Settings.from_env({"GRAPHMEM_FAST_CALLS": raw}).fast_calls is enabled
+
+
+def test_reading_the_configuration_does_not_import_the_mcp_sdk() -> None:
+    code = (
+        "import sys; import graphmem.config; "
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"

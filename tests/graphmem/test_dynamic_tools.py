@@ -21,9 +21,10 @@ from eventstore.events import Cause
 from eventstore.memory_log import InMemoryEventLog
 from graphmem.app import App, start_actors, stop_actors
 from graphmem.config import Settings
+from graphmem.limits import InputLimits
 from graphmem.notifier import Notifier
 from graphmem.server import build_server
-from graphmem.tools.base import InputLimits, ToolContext, ToolInputError, ToolOutcome, ToolSpec
+from graphmem.tools.base import ToolContext, ToolInputError, ToolOutcome, ToolSpec
 from graphmem.tools.dynamic import dynamic_tools, schema_tools
 from projections.entity_schema import EntitySchema, canonical_json, parse_schema
 

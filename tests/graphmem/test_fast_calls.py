@@ -10,7 +10,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 
 from eventstore.events import Cause
-from graphmem.fast_calls import FastCalls, SessionView, fast_calls_enabled
+from graphmem.fast_calls import FastCalls, SessionView
 from graphmem.tools.base import ToolOutcome
 
 ENVELOPE = {
@@ -152,10 +152,3 @@ def test_answers_are_shaped_per_protocol_version() -> None:
     assert modern["_meta"] == {
         "io.modelcontextprotocol/serverInfo": {"name": "test", "version": "1"}
     }
-
-
-@pytest.mark.parametrize(
-    ("raw", "enabled"), [("", True), ("1", True), ("0", False), ("off", False), ("No", False)]
-)
-def test_graphmem_fast_calls_turns_the_fast_path_off(raw: str, enabled: bool) -> None:
-    assert fast_calls_enabled({"GRAPHMEM_FAST_CALLS": raw}) is enabled

@@ -43,7 +43,8 @@ from graphmem.history import (
     record,
     summary,
 )
-from graphmem.tools.base import InputLimits, ToolContext, ToolInputError, ToolOutcome
+from graphmem.limits import InputLimits
+from graphmem.tools.base import ToolContext, ToolInputError, ToolOutcome
 from graphmem.tools.history_tools import READ_HISTORY, read_history
 from projections.history import EVENT_TAGS, HistoryProjection
 

@@ -16,7 +16,8 @@ from actors.gateway import GraphGateway
 from actors.hooks import HookEvent, Hooks, HookVetoError
 from actors.read_models import ReadModels
 from eventstore.events import AnyEvent, Cause, RelationCreated
-from graphmem.tools.base import InputLimits, ToolContext, ToolOutcome
+from graphmem.limits import InputLimits
+from graphmem.tools.base import ToolContext, ToolOutcome
 from graphmem.tools.mesh import MESH_TOOLS
 from graphmem.tools.mesh_values import (
     edge_input_value,
