@@ -22,8 +22,6 @@ from actors.schema_plans import (
     plan_add,
     plan_delete,
     plan_update,
-    tool_description,
-    tool_input_schema,
     unwrap_arguments,
 )
 from graphmem.limits import InputLimits
@@ -40,6 +38,7 @@ from graphmem.tools.base import (
 from graphmem.tools.mesh_format import mesh_ok
 from graphmem.tools.mesh_values import edge_input_value, edge_key_value, node_input_value
 from graphmem.tools.schema import DRAFT_07
+from graphmem.tools.schema_definitions import tool_description, tool_input_schema
 from projections.entity_schema import EntitySchema
 
 __all__ = ["dynamic_tools", "schema_tools"]
