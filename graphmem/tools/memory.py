@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Annotated, Any, TypeVar
 
-import anyio
 import msgspec
 
 from actors.commands import (
@@ -26,19 +25,18 @@ from actors.commands import (
     RelationsCreated,
     RelationsDeleted,
 )
-from actors.time_travel import AsOfError, AsOfPoint, GraphModels, TimeTravel
+from actors.time_travel import AsOfPoint, GraphModels
 from graphmem.limits import InputLimits
 from graphmem.tools import memory_schemas as s
+from graphmem.tools.as_of import read_models
 from graphmem.tools.base import (
     ToolContext,
-    ToolInputError,
     ToolOutcome,
     ToolSpec,
     check_contents,
     check_count,
     check_names,
     check_text,
-    invalid_arguments,
     ok,
     parse_args,
     render,
@@ -292,60 +290,6 @@ async def delete_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
 # --- as-of reads (shared with the mesh family) --------------------------------------------------
 
 
-class _Moved:
-    """The writer's graph has moved past the point asked for."""
-
-
-_MOVED = _Moved()
-
-
-def _time_travel(ctx: ToolContext, tool: str) -> TimeTravel:
-    found: TimeTravel | None = ctx.time_travel
-    if found is None:
-        raise ToolInputError(
-            invalid_arguments(tool, "as_of is not available on this server; omit it")
-        )
-    return found
-
-
-async def resolve_as_of(ctx: ToolContext, tool: str, as_of: object) -> AsOfPoint:
-    """The log point `as_of` names; a ToolInputError says what is wrong with it."""
-    time_travel = _time_travel(ctx, tool)
-    try:
-        # Off the event loop: a time is found by a binary search over the log.
-        return await anyio.to_thread.run_sync(time_travel.resolve, as_of)
-    except AsOfError as problem:
-        raise ToolInputError(invalid_arguments(tool, str(problem))) from None
-
-
-async def query_as_of(
-    ctx: ToolContext, tool: str, point: AsOfPoint, query: Callable[[GraphModels], T]
-) -> T:
-    """`query` on the read models as of `point`: the writer's own while it is still there,
-    else models rebuilt on a worker thread (about a second on a 1M-event log), so the writer
-    keeps serving meanwhile."""
-    if point.latest:
-
-        def if_unchanged(models: GraphModels) -> T | _Moved:
-            return query(models) if models.graph.position == point.position else _MOVED
-
-        value = await ctx.graph.query_models(if_unchanged)
-        if not isinstance(value, _Moved):
-            return value
-    time_travel = _time_travel(ctx, tool)
-    return await anyio.to_thread.run_sync(time_travel.query, point.position, query)
-
-
-async def read_models(
-    ctx: ToolContext, tool: str, as_of: object, query: Callable[[GraphModels], T]
-) -> tuple[T, AsOfPoint | None]:
-    """`query` on the current read models, or on those as of `as_of` when it is given."""
-    if as_of is None:
-        return await ctx.graph.query_models(query), None
-    point = await resolve_as_of(ctx, tool, as_of)
-    return await query_as_of(ctx, tool, point, query), point
-
-
 def _graph_answer(value: dict[str, Any], point: AsOfPoint | None) -> ToolOutcome:
     # The text stays the official shape either way; only the structured content says when.
     return ok(value, value if point is None else {**value, "asOf": point.value()})
@@ -423,8 +367,5 @@ MEMORY_TOOLS: tuple[ToolSpec, ...] = (
 __all__ = [
     "MEMORY_TOOLS",
     "entity_value",
-    "query_as_of",
-    "read_models",
     "relation_value",
-    "resolve_as_of",
 ]

@@ -38,6 +38,7 @@ from actors.commands import (
 )
 from actors.time_travel import AsOfPoint, GraphModels
 from graphmem.tools import mesh_schemas as s
+from graphmem.tools.as_of import as_of_data, as_of_phrase, read_models
 from graphmem.tools.base import (
     Runner,
     ToolContext,
@@ -49,7 +50,6 @@ from graphmem.tools.base import (
     check_names,
     check_text,
 )
-from graphmem.tools.memory import read_models
 from graphmem.tools.mesh_args import (
     AddEdgesArgs,
     AddNodesArgs,
@@ -76,7 +76,7 @@ from graphmem.tools.mesh_values import (
     node_input_value,
 )
 
-__all__ = ["MESH_TOOLS", "as_of_data", "as_of_phrase", "mesh_read"]
+__all__ = ["MESH_TOOLS", "mesh_read"]
 
 T = TypeVar("T")
 
@@ -297,15 +297,6 @@ async def mesh_read(
         return await read_models(ctx, tool, raw.get("as_of"), query)
     except ToolInputError as problem:
         raise MeshInputError(str(problem), _AS_OF_SUGGESTIONS) from None
-
-
-def as_of_data(point: AsOfPoint | None) -> dict[str, Any]:
-    # After-hooks of an as-of read learn which point was read.
-    return {} if point is None else {"asOf": point.value()}
-
-
-def as_of_phrase(point: AsOfPoint | None) -> str:
-    return "" if point is None else f" as of {point.describe()}"
 
 
 async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:

@@ -9,12 +9,13 @@ import msgspec
 from mcp import types
 
 from actors.time_travel import GraphModels
-from graphmem.tools.base import ToolContext, ToolOutcome, ToolSpec, check_names, parse_args
-from graphmem.tools.memory_schemas import AS_OF, READ
 
 # The mesh read tools' as-of handling, shared so a bad as_of gets the same error and suggestions
 # and the answer says the point read the same way.
-from graphmem.tools.mesh import as_of_data, as_of_phrase, mesh_read
+from graphmem.tools.as_of import as_of_data, as_of_phrase
+from graphmem.tools.base import ToolContext, ToolOutcome, ToolSpec, check_names, parse_args
+from graphmem.tools.memory_schemas import AS_OF, READ
+from graphmem.tools.mesh import mesh_read
 from graphmem.tools.mesh_format import mesh_ok
 from graphmem.tools.schema import obj, root, string
 from projections.schema_view import Problem
