@@ -11,71 +11,71 @@ import msgspec
 
 __all__ = [
     "AddEdges",
+    "AddEdgesResult",
     "AddMetadata",
+    "AddMetadataResult",
     "AddNodes",
+    "AddNodesResult",
     "AddObservations",
+    "AddObservationsResult",
+    "AddObservationsResultItem",
     "Command",
     "CommandResult",
     "CommitTransaction",
+    "CommitTransactionResult",
     "CreateEntities",
+    "CreateEntitiesResult",
     "CreateRelations",
+    "CreateRelationsResult",
     "DeleteEdges",
+    "DeleteEdgesResult",
     "DeleteEntities",
+    "DeleteEntitiesResult",
     "DeleteMetadata",
+    "DeleteMetadataResult",
     "DeleteNodes",
+    "DeleteNodesResult",
     "DeleteObservations",
+    "DeleteObservationsResult",
     "DeleteRelations",
+    "DeleteRelationsResult",
     "EdgeInput",
     "EdgeKey",
     "EdgeTargets",
     "EdgeUpdate",
-    "EdgesAdded",
-    "EdgesDeleted",
-    "EdgesUpdated",
-    "EntitiesCreated",
-    "EntitiesDeleted",
-    "EntitiesMergedResult",
-    "EntitiesUpdated",
     "EntityInput",
     "EntityMerge",
     "EntityUpdate",
     "EntityUpdateResult",
     "MergeEntities",
+    "MergeEntitiesResult",
     "MergeResult",
-    "MetadataAdded",
     "MetadataChange",
-    "MetadataDeleted",
     "NodeInput",
-    "NodePropertiesSet",
     "NodeUpdate",
-    "NodesAdded",
-    "NodesDeleted",
-    "NodesUpdated",
     "ObservationDeletion",
     "ObservationInput",
     "ObservationUpdate",
     "ObservationUpdateResult",
-    "ObservationsAdded",
-    "ObservationsAddedItem",
-    "ObservationsDeleted",
-    "ObservationsUpdated",
     "PropertyEntry",
     "RegisterSchemas",
+    "RegisterSchemasResult",
     "RelationInput",
     "RelationUpdate",
     "RelationUpdateResult",
-    "RelationsCreated",
-    "RelationsDeleted",
-    "RelationsUpdated",
     "SchemaDefinition",
-    "SchemasRegistered",
     "SetNodeProperties",
-    "TransactionCommitted",
+    "SetNodePropertiesResult",
     "UpdateEdges",
+    "UpdateEdgesResult",
     "UpdateEntities",
+    "UpdateEntitiesResult",
     "UpdateNodes",
+    "UpdateNodesResult",
     "UpdateObservations",
+    "UpdateObservationsResult",
     "UpdateRelations",
+    "UpdateRelationsResult",
 ]
 
 
@@ -371,32 +371,32 @@ Command = (
 # --- results --------------------------------------------------------------------------------
 
 
-class EntitiesCreated(_Message, frozen=True, tag="EntitiesCreated"):
+class CreateEntitiesResult(_Message, frozen=True, tag="CreateEntitiesResult"):
     """`created` in input order; `skipped`: the name of each input that was not created."""
 
     created: list[EntityInput]
     skipped: list[str]
 
 
-class RelationsCreated(_Message, frozen=True, tag="RelationsCreated"):
+class CreateRelationsResult(_Message, frozen=True, tag="CreateRelationsResult"):
     """`created` and `skipped` (already there, or earlier in the batch), in input order."""
 
     created: list[RelationInput]
     skipped: list[RelationInput]
 
 
-class ObservationsAddedItem(_Message, frozen=True, tag="ObservationsAddedItem"):
+class AddObservationsResultItem(_Message, frozen=True, tag="AddObservationsResultItem"):
     entity_name: str
     added_observations: list[str]
 
 
-class ObservationsAdded(_Message, frozen=True, tag="ObservationsAdded"):
+class AddObservationsResult(_Message, frozen=True, tag="AddObservationsResult"):
     """One item per input item, in input order."""
 
-    results: list[ObservationsAddedItem]
+    results: list[AddObservationsResultItem]
 
 
-class EntitiesDeleted(_Message, frozen=True, tag="EntitiesDeleted"):
+class DeleteEntitiesResult(_Message, frozen=True, tag="DeleteEntitiesResult"):
     """Counts as defined in `actors.decide` (delete_entities)."""
 
     requested: int
@@ -404,7 +404,7 @@ class EntitiesDeleted(_Message, frozen=True, tag="EntitiesDeleted"):
     not_found: list[str]
 
 
-class ObservationsDeleted(_Message, frozen=True, tag="ObservationsDeleted"):
+class DeleteObservationsResult(_Message, frozen=True, tag="DeleteObservationsResult"):
     """Counts as defined in `actors.decide` (delete_observations)."""
 
     requested: int
@@ -412,7 +412,7 @@ class ObservationsDeleted(_Message, frozen=True, tag="ObservationsDeleted"):
     entities_not_found: list[str]
 
 
-class RelationsDeleted(_Message, frozen=True, tag="RelationsDeleted"):
+class DeleteRelationsResult(_Message, frozen=True, tag="DeleteRelationsResult"):
     """Counts as defined in `actors.decide` (delete_relations)."""
 
     requested: int
@@ -432,7 +432,7 @@ class EntityUpdateResult(_Message, frozen=True, tag="EntityUpdateResult"):
     moved_relations: list[RelationInput]
 
 
-class EntitiesUpdated(_Message, frozen=True, tag="EntitiesUpdated"):
+class UpdateEntitiesResult(_Message, frozen=True, tag="UpdateEntitiesResult"):
     """One item per input item, in input order."""
 
     results: list[EntityUpdateResult]
@@ -449,7 +449,7 @@ class ObservationUpdateResult(_Message, frozen=True, tag="ObservationUpdateResul
     added: bool
 
 
-class ObservationsUpdated(_Message, frozen=True, tag="ObservationsUpdated"):
+class UpdateObservationsResult(_Message, frozen=True, tag="UpdateObservationsResult"):
     """One item per input item, in input order."""
 
     results: list[ObservationUpdateResult]
@@ -463,7 +463,7 @@ class RelationUpdateResult(_Message, frozen=True, tag="RelationUpdateResult"):
     changed: bool
 
 
-class RelationsUpdated(_Message, frozen=True, tag="RelationsUpdated"):
+class UpdateRelationsResult(_Message, frozen=True, tag="UpdateRelationsResult"):
     """One item per input item, in input order."""
 
     results: list[RelationUpdateResult]
@@ -481,7 +481,7 @@ class MergeResult(_Message, frozen=True, tag="MergeResult"):
     dropped_relations: list[RelationInput]
 
 
-class EntitiesMergedResult(_Message, frozen=True, tag="EntitiesMergedResult"):
+class MergeEntitiesResult(_Message, frozen=True, tag="MergeEntitiesResult"):
     """One item per input item, in input order."""
 
     results: list[MergeResult]
@@ -490,17 +490,17 @@ class EntitiesMergedResult(_Message, frozen=True, tag="EntitiesMergedResult"):
 # --- schema-driven family (MemoryMesh) ---
 
 
-class NodesAdded(_Message, frozen=True, tag="NodesAdded"):
+class AddNodesResult(_Message, frozen=True, tag="AddNodesResult"):
     nodes: list[NodeInput]
 
 
-class NodesUpdated(_Message, frozen=True, tag="NodesUpdated"):
+class UpdateNodesResult(_Message, frozen=True, tag="UpdateNodesResult"):
     """Each updated node as it is now, in input order."""
 
     nodes: list[NodeInput]
 
 
-class NodesDeleted(_Message, frozen=True, tag="NodesDeleted"):
+class DeleteNodesResult(_Message, frozen=True, tag="DeleteNodesResult"):
     """`deleted` and `not_found` (distinct names, input order); `edges_removed`: the edges the
     deletion cascaded to."""
 
@@ -509,35 +509,35 @@ class NodesDeleted(_Message, frozen=True, tag="NodesDeleted"):
     edges_removed: list[EdgeKey]
 
 
-class EdgesAdded(_Message, frozen=True, tag="EdgesAdded"):
+class AddEdgesResult(_Message, frozen=True, tag="AddEdgesResult"):
     edges: list[EdgeInput]
 
 
-class EdgesUpdated(_Message, frozen=True, tag="EdgesUpdated"):
+class UpdateEdgesResult(_Message, frozen=True, tag="UpdateEdgesResult"):
     """Each edge as it is after its update, in input order."""
 
     edges: list[EdgeInput]
 
 
-class EdgesDeleted(_Message, frozen=True, tag="EdgesDeleted"):
+class DeleteEdgesResult(_Message, frozen=True, tag="DeleteEdgesResult"):
     """The listed edges that existed (each once); the others were not there."""
 
     deleted: list[EdgeKey]
 
 
-class MetadataAdded(_Message, frozen=True, tag="MetadataAdded"):
+class AddMetadataResult(_Message, frozen=True, tag="AddMetadataResult"):
     """Per input item: the entries actually added (those the node lacked)."""
 
     results: list[MetadataChange]
 
 
-class MetadataDeleted(_Message, frozen=True, tag="MetadataDeleted"):
+class DeleteMetadataResult(_Message, frozen=True, tag="DeleteMetadataResult"):
     """Per input item: the entries actually removed (those the node had)."""
 
     results: list[MetadataChange]
 
 
-class NodePropertiesSet(_Message, frozen=True, tag="NodePropertiesSet"):
+class SetNodePropertiesResult(_Message, frozen=True, tag="SetNodePropertiesResult"):
     """The node after the update, and the edges removed and added."""
 
     node: NodeInput
@@ -545,39 +545,39 @@ class NodePropertiesSet(_Message, frozen=True, tag="NodePropertiesSet"):
     added_edges: list[EdgeInput]
 
 
-class SchemasRegistered(_Message, frozen=True, tag="SchemasRegistered"):
+class RegisterSchemasResult(_Message, frozen=True, tag="RegisterSchemasResult"):
     """Type names actually registered (new or changed) and retired."""
 
     registered: list[str]
     retired: list[str]
 
 
-class TransactionCommitted(_Message, frozen=True, tag="TransactionCommitted"):
+class CommitTransactionResult(_Message, frozen=True, tag="CommitTransactionResult"):
     """One result per step, in order."""
 
     results: list[CommandResult]
 
 
 CommandResult = (
-    EntitiesCreated
-    | RelationsCreated
-    | ObservationsAdded
-    | EntitiesDeleted
-    | ObservationsDeleted
-    | RelationsDeleted
-    | EntitiesUpdated
-    | ObservationsUpdated
-    | RelationsUpdated
-    | EntitiesMergedResult
-    | NodesAdded
-    | NodesUpdated
-    | NodesDeleted
-    | EdgesAdded
-    | EdgesUpdated
-    | EdgesDeleted
-    | MetadataAdded
-    | MetadataDeleted
-    | NodePropertiesSet
-    | SchemasRegistered
-    | TransactionCommitted
+    CreateEntitiesResult
+    | CreateRelationsResult
+    | AddObservationsResult
+    | DeleteEntitiesResult
+    | DeleteObservationsResult
+    | DeleteRelationsResult
+    | UpdateEntitiesResult
+    | UpdateObservationsResult
+    | UpdateRelationsResult
+    | MergeEntitiesResult
+    | AddNodesResult
+    | UpdateNodesResult
+    | DeleteNodesResult
+    | AddEdgesResult
+    | UpdateEdgesResult
+    | DeleteEdgesResult
+    | AddMetadataResult
+    | DeleteMetadataResult
+    | SetNodePropertiesResult
+    | RegisterSchemasResult
+    | CommitTransactionResult
 )

@@ -21,27 +21,27 @@ from actors.commands import (
     AddMetadata,
     AddNodes,
     AddObservations,
+    AddObservationsResult,
+    AddObservationsResultItem,
     Command,
     CommitTransaction,
     CreateEntities,
+    CreateEntitiesResult,
     CreateRelations,
+    CreateRelationsResult,
     DeleteEdges,
     DeleteEntities,
+    DeleteEntitiesResult,
     DeleteMetadata,
     DeleteNodes,
     DeleteObservations,
+    DeleteObservationsResult,
     DeleteRelations,
-    EntitiesCreated,
-    EntitiesDeleted,
+    DeleteRelationsResult,
     EntityInput,
     MergeEntities,
-    ObservationsAdded,
-    ObservationsAddedItem,
-    ObservationsDeleted,
     RegisterSchemas,
     RelationInput,
-    RelationsCreated,
-    RelationsDeleted,
     SetNodeProperties,
     UpdateEdges,
     UpdateEntities,
@@ -139,7 +139,7 @@ def _create_entities(graph: GraphReader, command: CreateEntities) -> Decision:
         events.extend(
             ObservationAdded(entity=entity.name, content=content) for content in entity.observations
         )
-    return Decision(events, EntitiesCreated(created, skipped))
+    return Decision(events, CreateEntitiesResult(created, skipped))
 
 
 def _create_relations(graph: GraphReader, command: CreateRelations) -> Decision:
@@ -163,7 +163,7 @@ def _create_relations(graph: GraphReader, command: CreateRelations) -> Decision:
         seen.add(key)
         created.append(relation)
         events.append(RelationCreated(from_entity=key[0], to_entity=key[1], relation_type=key[2]))
-    return Decision(events, RelationsCreated(created, skipped))
+    return Decision(events, CreateRelationsResult(created, skipped))
 
 
 def _add_observations(graph: GraphReader, command: AddObservations) -> Decision:
@@ -176,7 +176,7 @@ def _add_observations(graph: GraphReader, command: AddObservations) -> Decision:
         if not graph.has_entity(item.entity_name):
             raise EntityNotFoundError(item.entity_name)
     events: list[AnyEvent] = []
-    results: list[ObservationsAddedItem] = []
+    results: list[AddObservationsResultItem] = []
     present: dict[str, set[str]] = {}
     for item in command.observations:
         name = item.entity_name
@@ -186,8 +186,8 @@ def _add_observations(graph: GraphReader, command: AddObservations) -> Decision:
         added = [content for content in item.contents if content not in existing]
         existing.update(added)
         events.extend(ObservationAdded(entity=name, content=content) for content in added)
-        results.append(ObservationsAddedItem(name, added))
-    return Decision(events, ObservationsAdded(results))
+        results.append(AddObservationsResultItem(name, added))
+    return Decision(events, AddObservationsResult(results))
 
 
 def _delete_entities(graph: GraphReader, command: DeleteEntities) -> Decision:
@@ -212,7 +212,7 @@ def _delete_entities(graph: GraphReader, command: DeleteEntities) -> Decision:
         )
         for relation in graph.relations_of_any(deleted)
     )
-    result = EntitiesDeleted(len(command.entity_names), len(deleted), not_found)
+    result = DeleteEntitiesResult(len(command.entity_names), len(deleted), not_found)
     return Decision(events, result)
 
 
@@ -238,7 +238,7 @@ def _delete_observations(graph: GraphReader, command: DeleteObservations) -> Dec
             if content in present and (name, content) not in done:
                 done.add((name, content))
                 events.append(ObservationDeleted(entity=name, content=content))
-    return Decision(events, ObservationsDeleted(requested, len(done), list(not_found)))
+    return Decision(events, DeleteObservationsResult(requested, len(done), list(not_found)))
 
 
 def _delete_relations(graph: GraphReader, command: DeleteRelations) -> Decision:
@@ -254,4 +254,4 @@ def _delete_relations(graph: GraphReader, command: DeleteRelations) -> Decision:
             events.append(
                 RelationDeleted(from_entity=key[0], to_entity=key[1], relation_type=key[2])
             )
-    return Decision(events, RelationsDeleted(len(command.relations), len(done)))
+    return Decision(events, DeleteRelationsResult(len(command.relations), len(done)))

@@ -14,23 +14,23 @@ settles per element by last-writer-wins.
 from __future__ import annotations
 
 from actors.commands import (
-    EntitiesMergedResult,
-    EntitiesUpdated,
     EntityMerge,
     EntityUpdate,
     EntityUpdateResult,
     MergeEntities,
+    MergeEntitiesResult,
     MergeResult,
-    ObservationsUpdated,
     ObservationUpdate,
     ObservationUpdateResult,
     RelationInput,
-    RelationsUpdated,
     RelationUpdate,
     RelationUpdateResult,
     UpdateEntities,
+    UpdateEntitiesResult,
     UpdateObservations,
+    UpdateObservationsResult,
     UpdateRelations,
+    UpdateRelationsResult,
 )
 from actors.errors import (
     EntityExistsError,
@@ -65,7 +65,7 @@ def _alive(work: WorkingGraph, name: str) -> EntityView:
 
 def update_entities(
     graph: GraphReader, command: UpdateEntities
-) -> tuple[list[AnyEvent], EntitiesUpdated]:
+) -> tuple[list[AnyEvent], UpdateEntitiesResult]:
     """Per item: the entity must be alive and the item must ask for something. A retype alone
     is one EntityUpdated. A rename (new_name differs) refuses an alive new name; otherwise it is
     EntityDeleted(old) and RelationDeleted for each incident relation, EntityCreated(new) with
@@ -74,7 +74,7 @@ def update_entities(
     kept), then an EntityRenamed marker. Asking for the current values changes nothing."""
     work = WorkingGraph(graph)
     results = [_update_entity(work, item) for item in command.updates]
-    return work.events, EntitiesUpdated(results)
+    return work.events, UpdateEntitiesResult(results)
 
 
 def _update_entity(work: WorkingGraph, item: EntityUpdate) -> EntityUpdateResult:
@@ -115,14 +115,14 @@ def _update_entity(work: WorkingGraph, item: EntityUpdate) -> EntityUpdateResult
 
 def update_observations(
     graph: GraphReader, command: UpdateObservations
-) -> tuple[list[AnyEvent], ObservationsUpdated]:
+) -> tuple[list[AnyEvent], UpdateObservationsResult]:
     """Per item: the entity must be alive and carry the old content. ObservationDeleted(old)
     removes every occurrence; ObservationAdded(new) adds it once, at the end, unless the entity
     already has it (an observation is never duplicated by an edit). Old equal to new changes
     nothing."""
     work = WorkingGraph(graph)
     results = [_update_observation(work, item) for item in command.updates]
-    return work.events, ObservationsUpdated(results)
+    return work.events, UpdateObservationsResult(results)
 
 
 def _update_observation(work: WorkingGraph, item: ObservationUpdate) -> ObservationUpdateResult:
@@ -144,14 +144,14 @@ def _update_observation(work: WorkingGraph, item: ObservationUpdate) -> Observat
 
 def update_relations(
     graph: GraphReader, command: UpdateRelations
-) -> tuple[list[AnyEvent], RelationsUpdated]:
+) -> tuple[list[AnyEvent], UpdateRelationsResult]:
     """Per item: the relation must be visible; omitted fields keep their value; the new
     endpoints must be alive (`from` checked before `to`); the new key must not be another
     visible relation. Then RelationDeleted(old) and RelationCreated(new) with the old
     relation's attributes. An item whose new key equals the old changes nothing."""
     work = WorkingGraph(graph)
     results = [_update_relation(work, item) for item in command.updates]
-    return work.events, RelationsUpdated(results)
+    return work.events, UpdateRelationsResult(results)
 
 
 def _update_relation(work: WorkingGraph, item: RelationUpdate) -> RelationUpdateResult:
@@ -184,7 +184,7 @@ def _update_relation(work: WorkingGraph, item: RelationUpdate) -> RelationUpdate
 
 def merge_entities(
     graph: GraphReader, command: MergeEntities
-) -> tuple[list[AnyEvent], EntitiesMergedResult]:
+) -> tuple[list[AnyEvent], MergeEntitiesResult]:
     """Per item: source and target must differ and both be alive. The source is deleted with
     its relations (EntityDeleted, RelationDeleted each). The target gets ObservationAdded for
     each distinct source content it lacks, in the source's order. Each source relation is
@@ -194,7 +194,7 @@ def merge_entities(
     on the target. An EntitiesMerged marker records what moved and what was dropped."""
     work = WorkingGraph(graph)
     results = [_merge(work, item) for item in command.merges]
-    return work.events, EntitiesMergedResult(results)
+    return work.events, MergeEntitiesResult(results)
 
 
 def _merge(work: WorkingGraph, item: EntityMerge) -> MergeResult:

@@ -18,29 +18,29 @@ import msgspec
 
 from actors.commands import (
     AddEdges,
+    AddEdgesResult,
     AddMetadata,
+    AddMetadataResult,
     AddNodes,
+    AddNodesResult,
     DeleteEdges,
+    DeleteEdgesResult,
     DeleteMetadata,
+    DeleteMetadataResult,
     DeleteNodes,
+    DeleteNodesResult,
     EdgeInput,
     EdgeKey,
-    EdgesAdded,
-    EdgesDeleted,
-    EdgesUpdated,
     EdgeUpdate,
-    MetadataAdded,
     MetadataChange,
-    MetadataDeleted,
     NodeInput,
-    NodePropertiesSet,
-    NodesAdded,
-    NodesDeleted,
-    NodesUpdated,
     NodeUpdate,
     SetNodeProperties,
+    SetNodePropertiesResult,
     UpdateEdges,
+    UpdateEdgesResult,
     UpdateNodes,
+    UpdateNodesResult,
 )
 from actors.errors import (
     BlankFieldError,
@@ -116,7 +116,7 @@ def _edge_key(key: RelationKey) -> EdgeKey:
 # --- nodes ------------------------------------------------------------------------------------
 
 
-def add_nodes(graph: GraphReader, command: AddNodes) -> tuple[list[AnyEvent], NodesAdded]:
+def add_nodes(graph: GraphReader, command: AddNodes) -> tuple[list[AnyEvent], AddNodesResult]:
     """add_nodes: every name must be new — not alive with any type (NodeExistsError), not
     twice in the batch (DuplicateItemError) — and names and types non-empty. Each node gets
     EntityCreated, then ObservationAdded per distinct metadata entry in order (metadata is a
@@ -140,10 +140,12 @@ def add_nodes(graph: GraphReader, command: AddNodes) -> tuple[list[AnyEvent], No
         events.append(EntityCreated(name=node.name, entity_type=node.node_type))
         events.extend(ObservationAdded(entity=node.name, content=entry) for entry in metadata)
         added.append(NodeInput(node.name, node.node_type, metadata))
-    return events, NodesAdded(added)
+    return events, AddNodesResult(added)
 
 
-def update_nodes(graph: GraphReader, command: UpdateNodes) -> tuple[list[AnyEvent], NodesUpdated]:
+def update_nodes(
+    graph: GraphReader, command: UpdateNodes
+) -> tuple[list[AnyEvent], UpdateNodesResult]:
     """update_nodes, item by item (a later item sees the earlier): the node must exist
     (NodeNotFoundError). A different `node_type` is one EntityUpdated. A `metadata` list
     replaces the whole list: ObservationDeleted for each entry not in the new list, then
@@ -151,7 +153,7 @@ def update_nodes(graph: GraphReader, command: UpdateNodes) -> tuple[list[AnyEven
     keep their place (an entry the node holds twice is collapsed to one, re-added in order).
     The result lists each node as it is after its item."""
     work = WorkingGraph(graph)
-    return work.events, NodesUpdated([_update_node(work, item) for item in command.updates])
+    return work.events, UpdateNodesResult([_update_node(work, item) for item in command.updates])
 
 
 def _update_node(work: WorkingGraph, item: NodeUpdate) -> NodeInput:
@@ -173,7 +175,9 @@ def _update_node(work: WorkingGraph, item: NodeUpdate) -> NodeInput:
     return _node(_alive(work, item.name))
 
 
-def delete_nodes(graph: GraphReader, command: DeleteNodes) -> tuple[list[AnyEvent], NodesDeleted]:
+def delete_nodes(
+    graph: GraphReader, command: DeleteNodes
+) -> tuple[list[AnyEvent], DeleteNodesResult]:
     """delete_nodes / delete_<type>: EntityDeleted for each distinct alive name, then
     RelationDeleted for each visible edge touching one of them, each once, in creation order.
     Without `node_type` a missing name is listed in `not_found`; with it (delete_<type>) each
@@ -190,13 +194,13 @@ def delete_nodes(graph: GraphReader, command: DeleteNodes) -> tuple[list[AnyEven
     events.extend(
         RelationDeleted(from_entity=f, to_entity=t, relation_type=r) for f, t, r in removed
     )
-    return events, NodesDeleted(deleted, not_found, [_edge_key(key) for key in removed])
+    return events, DeleteNodesResult(deleted, not_found, [_edge_key(key) for key in removed])
 
 
 # --- edges ------------------------------------------------------------------------------------
 
 
-def add_edges(graph: GraphReader, command: AddEdges) -> tuple[list[AnyEvent], EdgesAdded]:
+def add_edges(graph: GraphReader, command: AddEdges) -> tuple[list[AnyEvent], AddEdgesResult]:
     """add_edges: for each edge, in order: from, to and edge type non-empty
     (BlankFieldError); the weight a finite number in [0, 1] (InvalidWeightError); both ends
     existing nodes, `from` first (NodeNotFoundError); the triple not twice in the batch
@@ -225,10 +229,12 @@ def add_edges(graph: GraphReader, command: AddEdges) -> tuple[list[AnyEvent], Ed
         )
         for edge in command.edges
     ]
-    return events, EdgesAdded(list(command.edges))
+    return events, AddEdgesResult(list(command.edges))
 
 
-def update_edges(graph: GraphReader, command: UpdateEdges) -> tuple[list[AnyEvent], EdgesUpdated]:
+def update_edges(
+    graph: GraphReader, command: UpdateEdges
+) -> tuple[list[AnyEvent], UpdateEdgesResult]:
     """update_edges, item by item (a later item sees the earlier). An item must ask for
     something (NothingToUpdateError) and not give both `weight` and `new_weight`
     (ConflictingWeightsError); either must lie in [0, 1] (InvalidWeightError); the edge must be
@@ -239,7 +245,7 @@ def update_edges(graph: GraphReader, command: UpdateEdges) -> tuple[list[AnyEven
     (EdgeExistsError); a repointed edge is RelationDeleted(old) + RelationCreated(new) keeping
     its attributes, with the new weight. The result lists each edge as it is after its item."""
     work = WorkingGraph(graph)
-    return work.events, EdgesUpdated([_update_edge(work, item) for item in command.updates])
+    return work.events, UpdateEdgesResult([_update_edge(work, item) for item in command.updates])
 
 
 def _update_edge(work: WorkingGraph, item: EdgeUpdate) -> EdgeInput:
@@ -285,7 +291,9 @@ def _update_edge(work: WorkingGraph, item: EdgeUpdate) -> EdgeInput:
     return EdgeInput(*key, weight=weight)
 
 
-def delete_edges(graph: GraphReader, command: DeleteEdges) -> tuple[list[AnyEvent], EdgesDeleted]:
+def delete_edges(
+    graph: GraphReader, command: DeleteEdges
+) -> tuple[list[AnyEvent], DeleteEdgesResult]:
     """delete_edges: RelationDeleted for each listed triple that is a visible edge, each once;
     a miss is not an error. The result lists the edges deleted, in input order."""
     done: dict[RelationKey, None] = {}
@@ -296,13 +304,15 @@ def delete_edges(graph: GraphReader, command: DeleteEdges) -> tuple[list[AnyEven
     events: list[AnyEvent] = [
         RelationDeleted(from_entity=f, to_entity=t, relation_type=r) for f, t, r in done
     ]
-    return events, EdgesDeleted([_edge_key(key) for key in done])
+    return events, DeleteEdgesResult([_edge_key(key) for key in done])
 
 
 # --- metadata ---------------------------------------------------------------------------------
 
 
-def add_metadata(graph: GraphReader, command: AddMetadata) -> tuple[list[AnyEvent], MetadataAdded]:
+def add_metadata(
+    graph: GraphReader, command: AddMetadata
+) -> tuple[list[AnyEvent], AddMetadataResult]:
     """add_metadata: every node must exist (NodeNotFoundError, before anything is decided).
     Item by item, an entry is added (ObservationAdded) only if the node lacks that exact
     string, so a repeat within one list is added once (seed 4.4; upstream adds both). The
@@ -317,12 +327,12 @@ def add_metadata(graph: GraphReader, command: AddMetadata) -> tuple[list[AnyEven
         for entry in added:
             work.add_observation(change.node_name, entry)
         results.append(MetadataChange(change.node_name, added))
-    return work.events, MetadataAdded(results)
+    return work.events, AddMetadataResult(results)
 
 
 def delete_metadata(
     graph: GraphReader, command: DeleteMetadata
-) -> tuple[list[AnyEvent], MetadataDeleted]:
+) -> tuple[list[AnyEvent], DeleteMetadataResult]:
     """delete_metadata: every node must exist (NodeNotFoundError, before anything is
     decided). Item by item, each listed entry the node has is removed, every occurrence of it
     (one ObservationDeleted). The result lists, per item, the entries actually removed."""
@@ -336,7 +346,7 @@ def delete_metadata(
         for entry in removed:
             work.delete_observation(change.node_name, entry)
         results.append(MetadataChange(change.node_name, removed))
-    return work.events, MetadataDeleted(results)
+    return work.events, DeleteMetadataResult(results)
 
 
 # --- typed nodes (update_<type>) --------------------------------------------------------------
@@ -344,7 +354,7 @@ def delete_metadata(
 
 def set_node_properties(
     graph: GraphReader, command: SetNodeProperties
-) -> tuple[list[AnyEvent], NodePropertiesSet]:
+) -> tuple[list[AnyEvent], SetNodePropertiesResult]:
     """update_<type>: the node must exist with that type (TypedNodeNotFoundError) and every
     edge target must exist (NodeNotFoundError), checked before anything is decided. Each
     property entry replaces the node's entries whose key normalizes like its key (deleted,
@@ -382,7 +392,7 @@ def set_node_properties(
                 )
                 added.append(EdgeInput(name, target, targets.edge_type))
     node = _node(_alive(work, name))
-    return work.events, NodePropertiesSet(node, removed, added)
+    return work.events, SetNodePropertiesResult(node, removed, added)
 
 
 def _set_property(work: WorkingGraph, name: str, key: str, entry: str | None) -> None:

@@ -22,7 +22,7 @@ import pykka
 import structlog
 
 from actors.bridge import AsyncReply, BlockingReply, Reply
-from actors.commands import Command, CommandResult, CommitTransaction, TransactionCommitted
+from actors.commands import Command, CommandResult, CommitTransaction, CommitTransactionResult
 from actors.decide import decide
 from actors.errors import CommandRejectedError
 from actors.gateway import GraphGateway
@@ -135,7 +135,7 @@ class TransactionCoordinatorActor(pykka.ThreadingActor):
 
         def check(models: ReadModels) -> CommandResult:
             decided = decide(models.graph, candidate, models.schemas).result
-            assert isinstance(decided, TransactionCommitted)
+            assert isinstance(decided, CommitTransactionResult)
             return decided.results[-1]
 
         result = self._graph.query_models_blocking(check)
@@ -176,19 +176,19 @@ class TransactionGateway:
 
     async def commit(
         self, steps: Sequence[Command], cause: Cause | None = None
-    ) -> TransactionCommitted:
+    ) -> CommitTransactionResult:
         """Decide `steps` in order and append them all or nothing (one log transaction)."""
         reply: AsyncReply[CommandResult] = AsyncReply()
         self._coordinator.tell(_Run(tuple(steps), cause, reply))
         result = await reply.wait(self.timeout)
-        assert isinstance(result, TransactionCommitted)
+        assert isinstance(result, CommitTransactionResult)
         return result
 
     def commit_blocking(
         self, steps: Sequence[Command], cause: Cause | None = None
-    ) -> TransactionCommitted:
+    ) -> CommitTransactionResult:
         result = self._ask(lambda reply: _Run(tuple(steps), cause, reply))
-        assert isinstance(result, TransactionCommitted)
+        assert isinstance(result, CommitTransactionResult)
         return result
 
     def begin(self, cause: Cause | None = None) -> Transaction:
@@ -253,14 +253,14 @@ class Transaction:
         self._require_open("add a rollback action to")
         self._rollback_actions.append((action, description))
 
-    def commit(self) -> TransactionCommitted:
+    def commit(self) -> CommitTransactionResult:
         """Append every staged command all or nothing; raises (and writes nothing) if a step no
         longer holds against the graph as it is now. Either way the transaction is closed."""
         self._require_open("commit")
         self._state = "committed"
         self._rollback_actions.clear()
         result = self._gateway._ask(lambda r: _Commit(self.id, self.cause, r))
-        assert isinstance(result, TransactionCommitted)
+        assert isinstance(result, CommitTransactionResult)
         return result
 
     def rollback(self) -> list[str]:

@@ -16,9 +16,9 @@ from actors.commands import (
     Command,
     CommandResult,
     CommitTransaction,
+    CommitTransactionResult,
     RegisterSchemas,
-    SchemasRegistered,
-    TransactionCommitted,
+    RegisterSchemasResult,
 )
 from actors.decision import Decision
 from actors.errors import CommandRejectedError
@@ -40,7 +40,7 @@ def commit_transaction(
     command: CommitTransaction,
     schemas: SchemaProjection | None,
     decide: DecideStep,
-) -> tuple[list[AnyEvent], TransactionCommitted, Steps]:
+) -> tuple[list[AnyEvent], CommitTransactionResult, Steps]:
     """Decide each step in order with `decide` against the graph as the earlier steps left it.
     A rejected step rejects the transaction: its error is re-raised with the step named
     ("Step 2 of 3 (AddEdges): ..."). An empty transaction decides to nothing."""
@@ -62,12 +62,12 @@ def commit_transaction(
             steps.extend(decision.steps)
         else:
             steps.append((step, decision.events))
-    return events, TransactionCommitted(results), tuple(steps)
+    return events, CommitTransactionResult(results), tuple(steps)
 
 
 def register_schemas(
     schemas: SchemaProjection | None, command: RegisterSchemas
-) -> tuple[list[AnyEvent], SchemasRegistered]:
+) -> tuple[list[AnyEvent], RegisterSchemasResult]:
     """SchemaRegistered for each definition not in force or in force with another digest;
     SchemaRetired for each listed type in force. Without a schema projection nothing is in
     force. A type listed twice counts as it stands after the earlier listing."""
@@ -101,4 +101,4 @@ def register_schemas(
         digests[type_name] = None
         events.append(SchemaRetired(type_name=type_name))
         retired.append(type_name)
-    return events, SchemasRegistered(registered, retired)
+    return events, RegisterSchemasResult(registered, retired)

@@ -21,16 +21,16 @@ from typing import Any, TypeVar
 
 from actors.commands import (
     AddObservations,
+    AddObservationsResult,
     Command,
     CommandResult,
     CreateEntities,
+    CreateEntitiesResult,
     CreateRelations,
-    EntitiesCreated,
+    CreateRelationsResult,
     EntityInput,
     ObservationInput,
-    ObservationsAdded,
     RelationInput,
-    RelationsCreated,
 )
 from actors.errors import CommandRejectedError
 from actors.gateway import GraphGateway
@@ -177,7 +177,7 @@ class _Importer:
         result = self._execute(command, batch, "entities")
         if result is None:
             return []
-        assert isinstance(result, EntitiesCreated)
+        assert isinstance(result, CreateEntitiesResult)
         self.report.entities_created += len(result.created)
         self.report.observations_added += sum(len(e.observations) for e in result.created)
         skipped = set(result.skipped)
@@ -195,7 +195,7 @@ class _Importer:
         result = self._execute(command, [record for record, _ in batch], "observations of")
         if result is None:
             return
-        assert isinstance(result, ObservationsAdded)
+        assert isinstance(result, AddObservationsResult)
         added = sum(len(r.added_observations) for r in result.results)
         self.report.observations_added += added
         self.report.observations_present += sum(len(c) for _, c in batch) - added
@@ -223,7 +223,7 @@ class _Importer:
             command = CreateRelations(relations=[RelationInput(*r.key) for r in batch])
             result = self._execute(command, batch, "relations")
             if result is not None:
-                assert isinstance(result, RelationsCreated)
+                assert isinstance(result, CreateRelationsResult)
                 self.report.relations_created += len(result.created)
                 self.report.relations_present += len(result.skipped)
             self.advance(len(batch))

@@ -8,14 +8,14 @@ from typing import Any
 from mcp import types
 
 from actors.commands import (
+    AddEdgesResult,
+    AddNodesResult,
     Command,
     CommandResult,
     CommitTransaction,
-    EdgesAdded,
-    NodePropertiesSet,
-    NodesAdded,
-    NodesDeleted,
-    TransactionCommitted,
+    CommitTransactionResult,
+    DeleteNodesResult,
+    SetNodePropertiesResult,
 )
 from actors.schema_plans import (
     Action,
@@ -121,22 +121,22 @@ async def _commit(ctx: ToolContext, steps: Sequence[Command]) -> list[CommandRes
     if ctx.transactions is not None:
         return list((await ctx.transactions.commit(steps, ctx.cause)).results)
     committed = await ctx.graph.execute(CommitTransaction(list(steps)), ctx.cause)
-    assert isinstance(committed, TransactionCommitted)
+    assert isinstance(committed, CommitTransactionResult)
     return list(committed.results)
 
 
 def _answer(schema: EntitySchema, action: Action, results: Sequence[CommandResult]) -> ToolOutcome:
     match action:
         case "add":
-            nodes = [n for r in results if isinstance(r, NodesAdded) for n in r.nodes]
-            edges = [e for r in results if isinstance(r, EdgesAdded) for e in r.edges]
+            nodes = [n for r in results if isinstance(r, AddNodesResult) for n in r.nodes]
+            edges = [e for r in results if isinstance(r, AddEdgesResult) for e in r.edges]
             data: dict[str, Any] = {
                 "nodes": [node_input_value(n) for n in nodes],
                 "edges": [edge_input_value(e) for e in edges],
             }
             name = nodes[0].name if nodes else ""
         case "update":
-            update = next(r for r in results if isinstance(r, NodePropertiesSet))
+            update = next(r for r in results if isinstance(r, SetNodePropertiesResult))
             data = {
                 "updatedNode": node_input_value(update.node),
                 "edgeChanges": {
@@ -146,7 +146,7 @@ def _answer(schema: EntitySchema, action: Action, results: Sequence[CommandResul
             }
             name = update.node.name
         case "delete":
-            deleted = next(r for r in results if isinstance(r, NodesDeleted))
+            deleted = next(r for r in results if isinstance(r, DeleteNodesResult))
             name = deleted.deleted[0] if deleted.deleted else ""
             data = {
                 "deletedNode": name,

@@ -6,20 +6,20 @@ import pytest
 
 from actors.commands import (
     AddObservations,
+    AddObservationsResult,
+    AddObservationsResultItem,
     CreateEntities,
+    CreateEntitiesResult,
     CreateRelations,
+    CreateRelationsResult,
     DeleteEntities,
+    DeleteEntitiesResult,
     DeleteObservations,
+    DeleteObservationsResult,
     DeleteRelations,
-    EntitiesCreated,
-    EntitiesDeleted,
+    DeleteRelationsResult,
     ObservationDeletion,
     ObservationInput,
-    ObservationsAdded,
-    ObservationsAddedItem,
-    ObservationsDeleted,
-    RelationsCreated,
-    RelationsDeleted,
 )
 from actors.decide import decide
 from actors.errors import CommandRejectedError, EntityNotFoundError
@@ -57,7 +57,7 @@ def test_create_entities_creates_and_returns_them_unchanged() -> None:
 
     result = run(graph, CreateEntities([alice, bob]))
 
-    assert result == EntitiesCreated([alice, bob], [])
+    assert result == CreateEntitiesResult([alice, bob], [])
     assert list(graph.entities()) == [
         EntityView("Alice", "person", ["works at Acme Corp"]),
         EntityView("Bob", "person", ["likes programming"]),
@@ -69,7 +69,7 @@ def test_creating_an_existing_entity_again_creates_nothing_and_reports_it_skippe
 
     result = run(graph, CreateEntities([entity("Alice", "robot", "b")]))
 
-    assert result == EntitiesCreated([], ["Alice"])
+    assert result == CreateEntitiesResult([], ["Alice"])
     assert list(graph.entities()) == [EntityView("Alice", "person", ["a"])]
 
 
@@ -79,7 +79,7 @@ def test_create_entities_with_nothing_creates_nothing() -> None:
     decision = decide(graph, CreateEntities([]))
 
     assert decision.events == []
-    assert decision.result == EntitiesCreated([], [])
+    assert decision.result == CreateEntitiesResult([], [])
 
 
 def test_create_entities_skips_a_name_repeated_in_the_same_batch() -> None:
@@ -87,7 +87,7 @@ def test_create_entities_skips_a_name_repeated_in_the_same_batch() -> None:
 
     result = run(graph, CreateEntities([entity("A", "x", "1"), entity("A", "y", "2"), entity("B")]))
 
-    assert result == EntitiesCreated([entity("A", "x", "1"), entity("B")], ["A"])
+    assert result == CreateEntitiesResult([entity("A", "x", "1"), entity("B")], ["A"])
     assert list(graph.entities()) == [EntityView("A", "x", ["1"]), EntityView("B", "person", [])]
 
 
@@ -115,7 +115,7 @@ def test_a_deleted_entity_can_be_created_again_and_starts_fresh() -> None:
 
     result = run(graph, CreateEntities([entity("A", "y", "new")]))
 
-    assert result == EntitiesCreated([entity("A", "y", "new")], [])
+    assert result == CreateEntitiesResult([entity("A", "y", "new")], [])
     assert list(graph.entities()) == [EntityView("B", "person", []), EntityView("A", "y", ["new"])]
 
 
@@ -127,7 +127,7 @@ def test_create_relations_creates_and_returns_the_relation() -> None:
 
     result = run(graph, CreateRelations([relation("Alice", "Bob", "knows")]))
 
-    assert result == RelationsCreated([relation("Alice", "Bob", "knows")], [])
+    assert result == CreateRelationsResult([relation("Alice", "Bob", "knows")], [])
     assert list(graph.relations()) == [RelationView("Alice", "Bob", "knows", 1.0)]
 
 
@@ -138,7 +138,7 @@ def test_creating_an_existing_relation_again_creates_nothing() -> None:
 
     result = run(graph, CreateRelations([relation("Alice", "Bob", "knows")]))
 
-    assert result == RelationsCreated([], [relation("Alice", "Bob", "knows")])
+    assert result == CreateRelationsResult([], [relation("Alice", "Bob", "knows")])
     assert graph.relation_count() == 1
 
 
@@ -146,7 +146,7 @@ def test_create_relations_with_nothing_creates_nothing() -> None:
     decision = decide(GraphProjection(), CreateRelations([]))
 
     assert decision.events == []
-    assert decision.result == RelationsCreated([], [])
+    assert decision.result == CreateRelationsResult([], [])
 
 
 def test_create_relations_skips_a_triple_repeated_in_the_same_batch() -> None:
@@ -155,7 +155,7 @@ def test_create_relations_skips_a_triple_repeated_in_the_same_batch() -> None:
 
     result = run(graph, CreateRelations([ab, relation("B", "A", "knows"), ab]))
 
-    assert result == RelationsCreated([ab, relation("B", "A", "knows")], [ab])
+    assert result == CreateRelationsResult([ab, relation("B", "A", "knows")], [ab])
     assert all_triples(graph) == [("A", "B", "knows"), ("B", "A", "knows")]
 
 
@@ -216,8 +216,8 @@ def test_add_observations_adds_new_ones() -> None:
 
     result = run(graph, AddObservations([ObservationInput("Alice", ["likes coffee", "has a dog"])]))
 
-    assert result == ObservationsAdded(
-        [ObservationsAddedItem("Alice", ["likes coffee", "has a dog"])]
+    assert result == AddObservationsResult(
+        [AddObservationsResultItem("Alice", ["likes coffee", "has a dog"])]
     )
     assert graph.observations("Alice") == ["works at Acme Corp", "likes coffee", "has a dog"]
 
@@ -227,7 +227,7 @@ def test_add_observations_skips_contents_already_present() -> None:
 
     result = run(graph, AddObservations([ObservationInput("Alice", ["likes coffee", "has a dog"])]))
 
-    assert result == ObservationsAdded([ObservationsAddedItem("Alice", ["has a dog"])])
+    assert result == AddObservationsResult([AddObservationsResultItem("Alice", ["has a dog"])])
     assert len(graph.observations("Alice")) == 3
 
 
@@ -253,7 +253,9 @@ def test_add_observations_keeps_duplicates_within_one_item() -> None:
 
     result = run(graph, AddObservations([ObservationInput("Alice", ["has a dog", "has a dog"])]))
 
-    assert result == ObservationsAdded([ObservationsAddedItem("Alice", ["has a dog", "has a dog"])])
+    assert result == AddObservationsResult(
+        [AddObservationsResultItem("Alice", ["has a dog", "has a dog"])]
+    )
     assert graph.observations("Alice") == ["has a dog", "has a dog"]
 
 
@@ -271,11 +273,11 @@ def test_a_later_item_for_the_same_entity_sees_the_earlier_items_additions() -> 
         ),
     )
 
-    assert result == ObservationsAdded(
+    assert result == AddObservationsResult(
         [
-            ObservationsAddedItem("A", ["x"]),
-            ObservationsAddedItem("B", ["x"]),
-            ObservationsAddedItem("A", ["y"]),
+            AddObservationsResultItem("A", ["x"]),
+            AddObservationsResultItem("B", ["x"]),
+            AddObservationsResultItem("A", ["y"]),
         ]
     )
     assert graph.observations("A") == ["x", "y"]
@@ -289,8 +291,8 @@ def test_add_observations_may_add_nothing() -> None:
     )
 
     assert decision.events == []
-    assert decision.result == ObservationsAdded(
-        [ObservationsAddedItem("A", []), ObservationsAddedItem("A", [])]
+    assert decision.result == AddObservationsResult(
+        [AddObservationsResultItem("A", []), AddObservationsResultItem("A", [])]
     )
 
 
@@ -302,7 +304,7 @@ def test_delete_entities_deletes_the_named_entity_and_leaves_the_others() -> Non
 
     result = run(graph, DeleteEntities(["Alice"]))
 
-    assert result == EntitiesDeleted(1, 1, [])
+    assert result == DeleteEntitiesResult(1, 1, [])
     assert names(graph) == ["Bob"]
 
 
@@ -331,7 +333,7 @@ def test_deleting_a_non_existent_entity_is_not_an_error_and_is_reported() -> Non
 
     result = run(graph, DeleteEntities(["Nobody", "Alice", "Nobody", "Alice"]))
 
-    assert result == EntitiesDeleted(requested=4, deleted=1, not_found=["Nobody"])
+    assert result == DeleteEntitiesResult(requested=4, deleted=1, not_found=["Nobody"])
     assert names(graph) == []
 
 
@@ -355,7 +357,7 @@ def test_delete_observations_removes_the_listed_content_and_keeps_the_rest() -> 
 
     result = run(graph, DeleteObservations([ObservationDeletion("Alice", ["likes coffee"])]))
 
-    assert result == ObservationsDeleted(1, 1, [])
+    assert result == DeleteObservationsResult(1, 1, [])
     assert graph.observations("Alice") == ["works at Acme Corp"]
 
 
@@ -369,7 +371,7 @@ def test_deleting_observations_from_a_non_existent_entity_is_not_an_error() -> N
         ),
     )
 
-    assert result == ObservationsDeleted(requested=3, deleted=0, entities_not_found=["Nobody"])
+    assert result == DeleteObservationsResult(requested=3, deleted=0, entities_not_found=["Nobody"])
     assert graph.observations("Alice") == ["x"]
 
 
@@ -382,7 +384,7 @@ def test_delete_observations_removes_every_occurrence_and_counts_each_listed_con
     assert decide(graph, command).events == [ObservationDeleted(entity="A", content="x")]
     result = run(graph, command)
 
-    assert result == ObservationsDeleted(requested=4, deleted=1, entities_not_found=[])
+    assert result == DeleteObservationsResult(requested=4, deleted=1, entities_not_found=[])
     assert graph.observations("A") == ["y"]
 
 
@@ -407,7 +409,7 @@ def test_delete_relations_deletes_only_the_exact_triple() -> None:
 
     result = run(graph, DeleteRelations([relation("Alice", "Bob", "knows")]))
 
-    assert result == RelationsDeleted(1, 1)
+    assert result == DeleteRelationsResult(1, 1)
     assert all_triples(graph) == [("Alice", "Bob", "works_with")]
 
 
@@ -417,7 +419,7 @@ def test_delete_relations_counts_misses_and_repeats() -> None:
 
     decision = decide(graph, DeleteRelations([knows, relation("A", "B", "likes"), knows]))
 
-    assert decision.result == RelationsDeleted(requested=3, deleted=1)
+    assert decision.result == DeleteRelationsResult(requested=3, deleted=1)
     assert decision.events == [
         RelationDeleted(from_entity="A", to_entity="B", relation_type="knows")
     ]
@@ -429,7 +431,7 @@ def test_a_deleted_relation_can_be_created_again() -> None:
 
     result = run(graph, CreateRelations([relation("A", "B", "r")]))
 
-    assert result == RelationsCreated([relation("A", "B", "r")], [])
+    assert result == CreateRelationsResult([relation("A", "B", "r")], [])
     assert all_triples(graph) == [("A", "B", "r")]
 
 

@@ -8,22 +8,22 @@ import pytest
 from actors.commands import (
     CreateEntities,
     CreateRelations,
-    EntitiesMergedResult,
-    EntitiesUpdated,
     EntityMerge,
     EntityUpdate,
     EntityUpdateResult,
     MergeEntities,
+    MergeEntitiesResult,
     MergeResult,
-    ObservationsUpdated,
     ObservationUpdate,
     ObservationUpdateResult,
-    RelationsUpdated,
     RelationUpdate,
     RelationUpdateResult,
     UpdateEntities,
+    UpdateEntitiesResult,
     UpdateObservations,
+    UpdateObservationsResult,
     UpdateRelations,
+    UpdateRelationsResult,
 )
 from actors.decide import decide
 from actors.errors import (
@@ -77,7 +77,7 @@ def test_a_rename_moves_observations_and_repoints_every_incident_relation() -> N
 
     result = run(graph, rename("Alice", "Alicia"))
 
-    assert result == EntitiesUpdated(
+    assert result == UpdateEntitiesResult(
         [
             EntityUpdateResult(
                 "Alice",
@@ -177,7 +177,7 @@ def test_asking_for_the_current_name_and_type_changes_nothing() -> None:
     decision = decide(graph, rename("A", "A", "t"))
 
     assert decision.events == []
-    assert decision.result == EntitiesUpdated(
+    assert decision.result == UpdateEntitiesResult(
         [EntityUpdateResult("A", "A", "t", False, False, 0, [])]
     )
 
@@ -257,7 +257,7 @@ def test_an_observation_update_removes_every_occurrence_and_adds_the_new_once() 
 
     result = run(graph, UpdateObservations([ObservationUpdate("A", "old", "new")]))
 
-    assert result == ObservationsUpdated([ObservationUpdateResult("A", "old", "new", 2, True)])
+    assert result == UpdateObservationsResult([ObservationUpdateResult("A", "old", "new", 2, True)])
     assert graph.observations("A") == ["keep", "new"]
 
 
@@ -266,7 +266,9 @@ def test_an_observation_update_to_a_content_already_there_does_not_duplicate_it(
 
     result = run(graph, UpdateObservations([ObservationUpdate("A", "old", "new")]))
 
-    assert result == ObservationsUpdated([ObservationUpdateResult("A", "old", "new", 1, False)])
+    assert result == UpdateObservationsResult(
+        [ObservationUpdateResult("A", "old", "new", 1, False)]
+    )
     assert graph.observations("A") == ["new"]
 
 
@@ -321,7 +323,7 @@ def test_a_relation_update_changes_the_type_and_keeps_omitted_fields() -> None:
         graph, UpdateRelations([RelationUpdate("A", "B", "knows", new_relation_type="likes")])
     )
 
-    assert result == RelationsUpdated(
+    assert result == UpdateRelationsResult(
         [RelationUpdateResult(rel("A", "B", "knows"), rel("A", "B", "likes"), True)]
     )
     assert triples(graph) == [("A", "B", "likes")]
@@ -341,7 +343,7 @@ def test_a_relation_update_to_its_own_key_changes_nothing() -> None:
     decision = decide(graph, UpdateRelations([RelationUpdate("A", "B", "r", new_to="B")]))
 
     assert decision.events == []
-    assert decision.result == RelationsUpdated(
+    assert decision.result == UpdateRelationsResult(
         [RelationUpdateResult(rel("A", "B", "r"), rel("A", "B", "r"), False)]
     )
 
@@ -381,7 +383,7 @@ def test_a_merge_unions_observations_repoints_relations_and_deletes_the_source()
 
     result = run(graph, MergeEntities([EntityMerge("Robert", "Bob")]))
 
-    assert result == EntitiesMergedResult(
+    assert result == MergeEntitiesResult(
         [
             MergeResult(
                 "Robert",
@@ -413,7 +415,7 @@ def test_a_merge_drops_duplicates_and_links_between_the_two_instead_of_self_loop
 
     result = run(graph, MergeEntities([EntityMerge("S", "T")]))
 
-    assert isinstance(result, EntitiesMergedResult)
+    assert isinstance(result, MergeEntitiesResult)
     merged = result.results[0]
     assert merged.moved_relations == [rel("T", "T", "self")]
     assert sorted(
@@ -453,7 +455,7 @@ def test_merges_in_one_call_see_each_other() -> None:
 
     result = run(graph, MergeEntities([EntityMerge("S1", "T"), EntityMerge("S2", "T")]))
 
-    assert isinstance(result, EntitiesMergedResult)
+    assert isinstance(result, MergeEntitiesResult)
     assert [r.moved_observations for r in result.results] == [["a"], ["b"]]
     assert result.results[1].dropped_relations == [rel("S2", "X", "r")]
     assert [v.name for v in graph.entities()] == ["T", "X"]

@@ -15,8 +15,8 @@ from actors.bridge import BlockingReply
 from actors.commands import (
     AddObservations,
     CreateEntities,
+    CreateEntitiesResult,
     CreateRelations,
-    EntitiesCreated,
     EntityInput,
     ObservationInput,
     RelationInput,
@@ -68,7 +68,7 @@ def app(tmp_path: Path) -> Iterator[App]:
 def test_a_command_is_decided_appended_and_answered(app: App) -> None:
     result = app.graph.execute_blocking(alice("likes tea"))
 
-    assert isinstance(result, EntitiesCreated)
+    assert isinstance(result, CreateEntitiesResult)
     assert [e.name for e in result.created] == ["Alice"]
     assert app.graph.query_blocking(lambda g: g.observations("Alice")) == ["likes tea"]
     assert app.event_log.last_position() == 2

@@ -9,32 +9,32 @@ import pytest
 
 from actors.commands import (
     AddEdges,
+    AddEdgesResult,
     AddMetadata,
+    AddMetadataResult,
     AddNodes,
+    AddNodesResult,
     Command,
     DeleteEdges,
+    DeleteEdgesResult,
     DeleteMetadata,
+    DeleteMetadataResult,
     DeleteNodes,
+    DeleteNodesResult,
     EdgeInput,
     EdgeKey,
-    EdgesAdded,
-    EdgesDeleted,
-    EdgesUpdated,
     EdgeTargets,
     EdgeUpdate,
-    MetadataAdded,
     MetadataChange,
-    MetadataDeleted,
     NodeInput,
-    NodePropertiesSet,
-    NodesAdded,
-    NodesDeleted,
-    NodesUpdated,
     NodeUpdate,
     PropertyEntry,
     SetNodeProperties,
+    SetNodePropertiesResult,
     UpdateEdges,
+    UpdateEdgesResult,
     UpdateNodes,
+    UpdateNodesResult,
 )
 from actors.decide import decide
 from actors.errors import (
@@ -97,7 +97,7 @@ def test_add_nodes_creates_each_node_with_its_metadata_in_order() -> None:
 
     result = run(graph, AddNodes([node("Gandalf", "npc", "Role: Wizard", "Status: Active")]))
 
-    assert result == NodesAdded([node("Gandalf", "npc", "Role: Wizard", "Status: Active")])
+    assert result == AddNodesResult([node("Gandalf", "npc", "Role: Wizard", "Status: Active")])
     assert graph.entity("Gandalf") == EntityView(
         "Gandalf", "npc", ["Role: Wizard", "Status: Active"]
     )
@@ -111,7 +111,7 @@ def test_add_nodes_writes_one_exact_metadata_entry_once() -> None:
         ObservationAdded(entity="A", content="k: v"),
         ObservationAdded(entity="A", content="j: w"),
     ]
-    assert decision.result == NodesAdded([node("A", "t", "k: v", "j: w")])
+    assert decision.result == AddNodesResult([node("A", "t", "k: v", "j: w")])
 
 
 def test_adding_a_node_whose_name_exists_with_any_type_is_refused_with_upstream_text() -> None:
@@ -167,7 +167,7 @@ def test_update_nodes_retypes_with_one_event() -> None:
     decision = decide(graph, UpdateNodes([NodeUpdate("A", node_type="location")]))
 
     assert decision.events == [EntityUpdated(name="A", entity_type="location")]
-    assert decision.result == NodesUpdated([node("A", "location", "k: v")])
+    assert decision.result == UpdateNodesResult([node("A", "location", "k: v")])
 
 
 def test_update_nodes_replaces_the_whole_metadata_list_keeping_kept_entries_in_place() -> None:
@@ -180,7 +180,7 @@ def test_update_nodes_replaces_the_whole_metadata_list_keeping_kept_entries_in_p
         ObservationDeleted(entity="A", content="b"),
         ObservationAdded(entity="A", content="d"),
     ]
-    assert decision.result == NodesUpdated([node("A", "npc", "a", "c", "d")])
+    assert decision.result == UpdateNodesResult([node("A", "npc", "a", "c", "d")])
     assert graph.observations("A") == ["a", "c", "d"]
 
 
@@ -190,7 +190,7 @@ def test_update_nodes_with_the_same_type_and_list_writes_nothing() -> None:
     decision = decide(graph, UpdateNodes([NodeUpdate("A", "npc", ["a"])]))
 
     assert decision.events == []
-    assert decision.result == NodesUpdated([node("A", "npc", "a")])
+    assert decision.result == UpdateNodesResult([node("A", "npc", "a")])
 
 
 def test_a_later_update_nodes_item_sees_the_earlier_one() -> None:
@@ -198,7 +198,7 @@ def test_a_later_update_nodes_item_sees_the_earlier_one() -> None:
 
     result = run(graph, UpdateNodes([NodeUpdate("A", metadata=["b"]), NodeUpdate("A", "x")]))
 
-    assert result == NodesUpdated([node("A", "npc", "b"), node("A", "x", "b")])
+    assert result == UpdateNodesResult([node("A", "npc", "b"), node("A", "x", "b")])
 
 
 # --- delete_nodes and delete_<type> -----------------------------------------------------------
@@ -224,7 +224,7 @@ def test_delete_nodes_cascades_to_every_edge_and_ignores_missing_names() -> None
         RelationDeleted(from_entity="A", to_entity="B", relation_type="knows"),
         RelationDeleted(from_entity="C", to_entity="A", relation_type="likes"),
     ]
-    assert decision.result == NodesDeleted(
+    assert decision.result == DeleteNodesResult(
         ["A"], ["Nope"], [EdgeKey("A", "B", "knows"), EdgeKey("C", "A", "likes")]
     )
     assert edges_of(graph) == [("B", "C", "r", 1.0)]
@@ -272,7 +272,7 @@ def test_an_edge_without_a_weight_gets_weight_one() -> None:
 
     result = run(graph, AddEdges([EdgeInput("A", "B", "knows")]))
 
-    assert result == EdgesAdded([EdgeInput("A", "B", "knows", 1.0)])
+    assert result == AddEdgesResult([EdgeInput("A", "B", "knows", 1.0)])
     assert graph.relation("A", "B", "knows") == RelationView("A", "B", "knows", 1.0)
 
 
@@ -371,7 +371,7 @@ def test_update_edges_averages_new_evidence_with_the_current_weight() -> None:
     assert isinstance(event, RelationUpdated)
     assert (event.from_entity, event.to_entity, event.relation_type) == ("A", "B", "r")
     assert event.weight == pytest.approx(0.7)
-    assert isinstance(decision.result, EdgesUpdated)
+    assert isinstance(decision.result, UpdateEdgesResult)
     assert decision.result.edges[0].weight == pytest.approx(0.7)
     assert edges_of(graph)[0][3] == pytest.approx(0.7)
 
@@ -382,7 +382,7 @@ def test_repeated_evidence_follows_the_seeds_weight_evolution() -> None:
     weights = []
     for evidence in (0.6, 0.4, 1.0):
         result = run(graph, UpdateEdges([EdgeUpdate("A", "B", "r", weight=evidence)]))
-        assert isinstance(result, EdgesUpdated)
+        assert isinstance(result, UpdateEdgesResult)
         weights.append(result.edges[0].weight)
 
     assert weights == pytest.approx([0.8, 0.6, 0.8])
@@ -393,7 +393,7 @@ def test_new_weight_replaces_the_current_weight() -> None:
 
     result = run(graph, UpdateEdges([EdgeUpdate("A", "B", "r", new_weight=0.2)]))
 
-    assert result == EdgesUpdated([EdgeInput("A", "B", "r", 0.2)])
+    assert result == UpdateEdgesResult([EdgeInput("A", "B", "r", 0.2)])
     assert edges_of(graph) == [("A", "B", "r", 0.2)]
 
 
@@ -442,7 +442,7 @@ def test_repointing_an_edge_keeps_its_weight_and_applies_a_new_one() -> None:
         RelationDeleted(from_entity="A", to_entity="B", relation_type="r"),
         RelationCreated(from_entity="A", to_entity="C", relation_type="r", weight=0.5),
     ]
-    assert decision.result == EdgesUpdated([EdgeInput("A", "C", "r", 0.5)])
+    assert decision.result == UpdateEdgesResult([EdgeInput("A", "C", "r", 0.5)])
     assert edges_of(graph) == [("A", "C", "r", 0.5)]
 
 
@@ -484,7 +484,9 @@ def test_a_later_edge_update_sees_the_earlier_one() -> None:
         ),
     )
 
-    assert result == EdgesUpdated([EdgeInput("A", "C", "r", 0.2), EdgeInput("A", "C", "r", 0.9)])
+    assert result == UpdateEdgesResult(
+        [EdgeInput("A", "C", "r", 0.2), EdgeInput("A", "C", "r", 0.9)]
+    )
     assert edges_of(graph) == [("A", "C", "r", 0.9)]
 
 
@@ -507,7 +509,7 @@ def test_delete_edges_deletes_exact_matches_once_and_ignores_misses() -> None:
     run(graph, DeleteEdges([ab_r, EdgeKey("B", "A", "r"), ab_r]))
 
     assert decision.events == [RelationDeleted(from_entity="A", to_entity="B", relation_type="r")]
-    assert decision.result == EdgesDeleted([ab_r])
+    assert decision.result == DeleteEdgesResult([ab_r])
     assert edges_of(graph) == [("A", "B", "s", 1.0)]
 
 
@@ -519,7 +521,7 @@ def test_add_metadata_adds_only_entries_the_node_lacks_and_repeats_once() -> Non
 
     result = run(graph, AddMetadata([MetadataChange("A", ["Role: Wizard", "Age: 9", "Age: 9"])]))
 
-    assert result == MetadataAdded([MetadataChange("A", ["Age: 9"])])
+    assert result == AddMetadataResult([MetadataChange("A", ["Age: 9"])])
     assert graph.observations("A") == ["Role: Wizard", "Age: 9"]
 
 
@@ -528,7 +530,7 @@ def test_a_later_add_metadata_item_sees_the_earlier_one() -> None:
 
     result = run(graph, AddMetadata([MetadataChange("A", ["x"]), MetadataChange("A", ["x", "y"])]))
 
-    assert result == MetadataAdded([MetadataChange("A", ["x"]), MetadataChange("A", ["y"])])
+    assert result == AddMetadataResult([MetadataChange("A", ["x"]), MetadataChange("A", ["y"])])
 
 
 def test_add_metadata_on_a_missing_node_writes_nothing_for_any_item() -> None:
@@ -552,7 +554,7 @@ def test_delete_metadata_removes_every_occurrence_and_reports_what_it_removed() 
     run(graph, DeleteMetadata([MetadataChange("A", ["x", "x", "missing"])]))
 
     assert decision.events == [ObservationDeleted(entity="A", content="x")]
-    assert decision.result == MetadataDeleted([MetadataChange("A", ["x"])])
+    assert decision.result == DeleteMetadataResult([MetadataChange("A", ["x"])])
     assert graph.observations("A") == ["y", "z"]
 
 
@@ -585,7 +587,7 @@ def test_update_of_a_type_moves_the_relationship_edge_and_its_metadata() -> None
         ),
     )
 
-    assert result == NodePropertiesSet(
+    assert result == SetNodePropertiesResult(
         node("Gandalf", "npc", "Role: Wizard", "Current Location: Mordor"),
         [EdgeKey("Gandalf", "Rivendell", "located_in")],
         [EdgeInput("Gandalf", "Mordor", "located_in")],
@@ -615,7 +617,7 @@ def test_setting_a_property_to_its_current_entry_writes_nothing() -> None:
     )
 
     assert decision.events == []
-    assert decision.result == NodePropertiesSet(
+    assert decision.result == SetNodePropertiesResult(
         node("Gandalf", "npc", "Role: Wizard", "Current Location: Rivendell"), [], []
     )
 
@@ -638,7 +640,7 @@ def test_an_edge_kept_by_update_of_a_type_keeps_its_weight() -> None:
         ),
     )
 
-    assert isinstance(result, NodePropertiesSet)
+    assert isinstance(result, SetNodePropertiesResult)
     assert result.removed_edges == []
     assert edges_of(graph) == [
         ("Gandalf", "Rivendell", "located_in", 0.9),

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from actors.commands import (
+    CommitTransactionResult,
     CreateEntities,
+    CreateEntitiesResult,
     CreateRelations,
+    CreateRelationsResult,
     DeleteEntities,
-    EntitiesCreated,
     EntityInput,
     RelationInput,
-    RelationsCreated,
-    TransactionCommitted,
 )
 from actors.errors import CommandRejectedError, EntityNotFoundError
 from actors.hooks import HookEvent, HookVetoError
@@ -48,15 +48,15 @@ def names(app: App) -> list[str]:
 
 def test_a_successful_transaction_commits_every_step(app: App) -> None:
     tx = app.transactions.begin()
-    assert isinstance(tx.stage(node("Rivendell")), EntitiesCreated)
+    assert isinstance(tx.stage(node("Rivendell")), CreateEntitiesResult)
     tx.stage(node("Gandalf"))
     staged = tx.stage(edge("Gandalf", "Rivendell"))
-    assert isinstance(staged, RelationsCreated)
+    assert isinstance(staged, CreateRelationsResult)
     assert names(app) == []  # nothing is written before commit
 
     result = tx.commit()
 
-    assert isinstance(result, TransactionCommitted)
+    assert isinstance(result, CommitTransactionResult)
     assert len(result.results) == 3
     assert names(app) == ["Rivendell", "Gandalf"]
     assert app.graph.query_blocking(lambda g: g.has_relation("Gandalf", "Rivendell", "located_in"))

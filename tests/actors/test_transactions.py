@@ -9,25 +9,25 @@ import pytest
 
 from actors.commands import (
     AddEdges,
+    AddEdgesResult,
     AddNodes,
+    AddNodesResult,
     CommitTransaction,
+    CommitTransactionResult,
     CreateEntities,
+    CreateEntitiesResult,
     CreateRelations,
+    CreateRelationsResult,
     DeleteNodes,
+    DeleteNodesResult,
     EdgeInput,
-    EdgesAdded,
-    EntitiesCreated,
-    EntitiesUpdated,
     EntityUpdate,
     NodeInput,
-    NodesAdded,
-    NodesDeleted,
     RegisterSchemas,
-    RelationsCreated,
+    RegisterSchemasResult,
     SchemaDefinition,
-    SchemasRegistered,
-    TransactionCommitted,
     UpdateEntities,
+    UpdateEntitiesResult,
 )
 from actors.decide import decide
 from actors.errors import CommandRejectedError, EntityNotFoundError, NodeNotFoundError
@@ -62,10 +62,10 @@ def test_a_later_step_sees_the_node_an_earlier_step_added() -> None:
 
     result = run(graph, transaction)
 
-    assert result == TransactionCommitted(
+    assert result == CommitTransactionResult(
         [
-            NodesAdded([NodeInput("Gandalf", "npc", ["Role: Wizard"])]),
-            EdgesAdded([EdgeInput("Gandalf", "Rivendell", "located_in")]),
+            AddNodesResult([NodeInput("Gandalf", "npc", ["Role: Wizard"])]),
+            AddEdgesResult([EdgeInput("Gandalf", "Rivendell", "located_in")]),
         ]
     )
     assert graph.entity("Gandalf") == EntityView("Gandalf", "npc", ["Role: Wizard"])
@@ -113,10 +113,10 @@ def test_a_transaction_decides_the_events_of_its_steps_in_order_and_lists_each_s
     second_events = [RelationCreated(from_entity="A", to_entity="B", relation_type="knows")]
     assert decision.events == first_events + second_events
     assert decision.steps == ((first, first_events), (second, second_events))
-    assert decision.result == TransactionCommitted(
+    assert decision.result == CommitTransactionResult(
         [
-            EntitiesCreated([entity("A"), entity("B")], []),
-            RelationsCreated([relation("A", "B", "knows")], []),
+            CreateEntitiesResult([entity("A"), entity("B")], []),
+            CreateRelationsResult([relation("A", "B", "knows")], []),
         ]
     )
 
@@ -140,7 +140,7 @@ def test_an_empty_transaction_writes_nothing() -> None:
     decision = decide(GraphProjection(), CommitTransaction([]))
 
     assert decision.events == []
-    assert decision.result == TransactionCommitted([])
+    assert decision.result == CommitTransactionResult([])
 
 
 def test_a_step_can_delete_a_node_a_later_step_creates_again_fresh() -> None:
@@ -166,9 +166,9 @@ def test_an_edit_step_sees_what_an_earlier_step_created() -> None:
         ),
     )
 
-    assert isinstance(result, TransactionCommitted)
-    assert isinstance(result.results[1], EntitiesUpdated)
-    assert result.results[2] == NodesDeleted([], ["A"], [])
+    assert isinstance(result, CommitTransactionResult)
+    assert isinstance(result.results[1], UpdateEntitiesResult)
+    assert result.results[2] == DeleteNodesResult([], ["A"], [])
     assert list(graph.entities()) == [EntityView("B", "person", ["x"])]
 
 
@@ -212,7 +212,7 @@ def test_registering_new_schemas_writes_one_event_each() -> None:
             type_name="npc", schema_json=npc.schema_json, digest=npc.digest, source=npc.source
         )
     ]
-    assert decision.result == SchemasRegistered(["npc"], [])
+    assert decision.result == RegisterSchemasResult(["npc"], [])
 
 
 def test_registering_a_schema_with_the_digest_in_force_writes_nothing() -> None:
@@ -221,7 +221,7 @@ def test_registering_a_schema_with_the_digest_in_force_writes_nothing() -> None:
     decision = decide(GraphProjection(), RegisterSchemas([definition("npc")]), schemas)
 
     assert decision.events == []
-    assert decision.result == SchemasRegistered([], [])
+    assert decision.result == RegisterSchemasResult([], [])
 
 
 def test_a_changed_schema_is_registered_again() -> None:
@@ -231,7 +231,7 @@ def test_a_changed_schema_is_registered_again() -> None:
     decision = decide(GraphProjection(), RegisterSchemas([changed]), schemas)
 
     assert [type(e) for e in decision.events] == [SchemaRegistered]
-    assert decision.result == SchemasRegistered(["npc"], [])
+    assert decision.result == RegisterSchemasResult(["npc"], [])
 
 
 def test_retiring_writes_only_for_types_in_force() -> None:
@@ -240,7 +240,7 @@ def test_retiring_writes_only_for_types_in_force() -> None:
     decision = decide(GraphProjection(), RegisterSchemas([], ["npc", "never"]), schemas)
 
     assert decision.events == [SchemaRetired(type_name="npc")]
-    assert decision.result == SchemasRegistered([], ["npc"])
+    assert decision.result == RegisterSchemasResult([], ["npc"])
 
 
 def test_a_retired_schema_registered_again_comes_back() -> None:
@@ -250,10 +250,10 @@ def test_a_retired_schema_registered_again_comes_back() -> None:
 
     decision = decide(GraphProjection(), RegisterSchemas([definition("npc")]), schemas)
 
-    assert decision.result == SchemasRegistered(["npc"], [])
+    assert decision.result == RegisterSchemasResult(["npc"], [])
 
 
 def test_without_schemas_in_force_every_definition_is_registered() -> None:
     decision = decide(GraphProjection(), RegisterSchemas([definition("a"), definition("b")], ["c"]))
 
-    assert decision.result == SchemasRegistered(["a", "b"], [])
+    assert decision.result == RegisterSchemasResult(["a", "b"], [])

@@ -13,23 +13,23 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from actors.commands import (
     AddObservations,
+    AddObservationsResult,
+    AddObservationsResultItem,
     CommandResult,
     CreateEntities,
+    CreateEntitiesResult,
     CreateRelations,
+    CreateRelationsResult,
     DeleteEntities,
+    DeleteEntitiesResult,
     DeleteObservations,
+    DeleteObservationsResult,
     DeleteRelations,
-    EntitiesCreated,
-    EntitiesDeleted,
+    DeleteRelationsResult,
     EntityInput,
     ObservationDeletion,
     ObservationInput,
-    ObservationsAdded,
-    ObservationsAddedItem,
-    ObservationsDeleted,
     RelationInput,
-    RelationsCreated,
-    RelationsDeleted,
 )
 from actors.errors import CommandRejectedError
 from projections.graph import EntityView, GraphProjection, RelationView
@@ -70,7 +70,7 @@ class Model:
     def find(self, name: str) -> Entity | None:
         return next((e for e in self.entities if e.name == name), None)
 
-    def create_entities(self, inputs: list[EntityInput]) -> EntitiesCreated:
+    def create_entities(self, inputs: list[EntityInput]) -> CreateEntitiesResult:
         created = [
             e
             for index, e in enumerate(inputs)
@@ -78,9 +78,9 @@ class Model:
         ]
         self.entities += [Entity(e.name, e.entity_type, list(e.observations)) for e in created]
         skipped = [e.name for e in inputs if not any(c is e for c in created)]
-        return EntitiesCreated(created, skipped)
+        return CreateEntitiesResult(created, skipped)
 
-    def create_relations(self, inputs: list[RelationInput]) -> RelationsCreated:
+    def create_relations(self, inputs: list[RelationInput]) -> CreateRelationsResult:
         for r in inputs:
             for end in (r.from_entity, r.to_entity):
                 if self.find(end) is None:
@@ -92,9 +92,9 @@ class Model:
             seen = [(c.from_entity, c.to_entity, c.relation_type) for c in created]
             (skipped if triple in self.relations or triple in seen else created).append(r)
         self.relations += [(r.from_entity, r.to_entity, r.relation_type) for r in created]
-        return RelationsCreated(created, skipped)
+        return CreateRelationsResult(created, skipped)
 
-    def add_observations(self, inputs: list[ObservationInput]) -> ObservationsAdded:
+    def add_observations(self, inputs: list[ObservationInput]) -> AddObservationsResult:
         staged = [Entity(e.name, e.entity_type, list(e.observations)) for e in self.entities]
         results = []
         for item in inputs:
@@ -103,19 +103,19 @@ class Model:
                 raise ModelRejectedError(f"Entity with name {item.entity_name} not found")
             added = [c for c in item.contents if c not in entity.observations]
             entity.observations += added
-            results.append(ObservationsAddedItem(item.entity_name, added))
+            results.append(AddObservationsResultItem(item.entity_name, added))
         self.entities = staged  # all or nothing
-        return ObservationsAdded(results)
+        return AddObservationsResult(results)
 
-    def delete_entities(self, names: list[str]) -> EntitiesDeleted:
+    def delete_entities(self, names: list[str]) -> DeleteEntitiesResult:
         distinct = list(dict.fromkeys(names))
         deleted = [n for n in distinct if self.find(n) is not None]
         not_found = [n for n in distinct if self.find(n) is None]
         self.entities = [e for e in self.entities if e.name not in names]
         self.relations = [r for r in self.relations if r[0] not in names and r[1] not in names]
-        return EntitiesDeleted(len(names), len(deleted), not_found)
+        return DeleteEntitiesResult(len(names), len(deleted), not_found)
 
-    def delete_observations(self, deletions: list[ObservationDeletion]) -> ObservationsDeleted:
+    def delete_observations(self, deletions: list[ObservationDeletion]) -> DeleteObservationsResult:
         requested = sum(len(d.observations) for d in deletions)
         deleted: set[tuple[str, str]] = set()
         not_found: list[str] = []
@@ -127,13 +127,13 @@ class Model:
                 continue
             deleted |= {(entity.name, o) for o in d.observations if o in entity.observations}
             entity.observations = [o for o in entity.observations if o not in d.observations]
-        return ObservationsDeleted(requested, len(deleted), not_found)
+        return DeleteObservationsResult(requested, len(deleted), not_found)
 
-    def delete_relations(self, inputs: list[RelationInput]) -> RelationsDeleted:
+    def delete_relations(self, inputs: list[RelationInput]) -> DeleteRelationsResult:
         listed = {(r.from_entity, r.to_entity, r.relation_type) for r in inputs}
         before = len(self.relations)
         self.relations = [r for r in self.relations if r not in listed]
-        return RelationsDeleted(len(inputs), before - len(self.relations))
+        return DeleteRelationsResult(len(inputs), before - len(self.relations))
 
 
 class NineOperations(RuleBasedStateMachine):

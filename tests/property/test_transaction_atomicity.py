@@ -20,6 +20,7 @@ from actors.commands import (
     AddNodes,
     Command,
     CommitTransaction,
+    CommitTransactionResult,
     CreateRelations,
     DeleteEdges,
     DeleteMetadata,
@@ -35,7 +36,6 @@ from actors.commands import (
     PropertyEntry,
     RelationInput,
     SetNodeProperties,
-    TransactionCommitted,
     UpdateEdges,
     UpdateEntities,
     UpdateNodes,
@@ -180,7 +180,7 @@ def test_a_transaction_is_refused_whole_or_equals_its_steps_decided_one_by_one(
     decision = decide(graph, transaction)
 
     assert decision.events == expected_events
-    assert decision.result == TransactionCommitted(expected_results)
+    assert decision.result == CommitTransactionResult(expected_results)
     assert graph.snapshot() == before
     apply_decided(graph, [], decision.events)
     assert graph.snapshot() == one_by_one.snapshot()
