@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pykka
 
 from actors.bridge import AsyncReply, BlockingReply, Reply
-from actors.commands import Command, CommandResult
+from actors.commands import Command, CommandOf, CommandResult
 from actors.graph_writer import Ask, AskModels, Execute, GraphWriterActor, Rebuild
 from actors.read_models import ReadModels
 from actors.rebuild import RebuildResult
@@ -18,6 +18,15 @@ from eventstore.events import Cause
 from projections.graph import GraphProjection
 
 T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _execute(command: CommandOf[R], cause: Cause | None, reply: Reply[R]) -> Execute:
+    """The writer's message for `command`. The writer answers every command with the result
+    type its class declares (CommandOf[R]); every CommandOf subclass is a member of the Command
+    union (tests/actors/test_decide.py keeps the two in step), hence the casts."""
+    return Execute(cast(Command, command), cause, cast(Reply[CommandResult], reply))
+
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -49,13 +58,15 @@ class GraphGateway:
             self._ref = ref
         return ref
 
-    def send(self, command: Command, cause: Cause | None, reply: Reply[CommandResult]) -> None:
+    def send(self, command: CommandOf[R], cause: Cause | None, reply: Reply[R]) -> None:
         """Hand a command to the writer; `reply` is settled once it is decided and committed."""
-        self._writer().tell(Execute(command, cause, reply))
+        self._writer().tell(_execute(command, cause, reply))
 
-    async def execute(self, command: Command, cause: Cause | None = None) -> CommandResult:
-        reply: AsyncReply[CommandResult] = AsyncReply()
-        self._writer().tell(Execute(command, cause, reply))
+    async def execute(self, command: CommandOf[R], cause: Cause | None = None) -> R:
+        """Decide and append `command`; its result once the events are durable. The writer
+        answers every command with its own result type (see actors.commands.CommandOf)."""
+        reply: AsyncReply[R] = AsyncReply()
+        self._writer().tell(_execute(command, cause, reply))
         return await reply.wait(self.timeout)
 
     async def query(self, query: Callable[[GraphProjection], T]) -> T:
@@ -70,9 +81,9 @@ class GraphGateway:
         result: T = await reply.wait(self.timeout)
         return result
 
-    def execute_blocking(self, command: Command, cause: Cause | None = None) -> CommandResult:
-        reply: BlockingReply[CommandResult] = BlockingReply()
-        self._writer().tell(Execute(command, cause, reply))
+    def execute_blocking(self, command: CommandOf[R], cause: Cause | None = None) -> R:
+        reply: BlockingReply[R] = BlockingReply()
+        self._writer().tell(_execute(command, cause, reply))
         return reply.wait(self.timeout)
 
     def query_blocking(self, query: Callable[[GraphProjection], T]) -> T:

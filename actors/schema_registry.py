@@ -23,7 +23,7 @@ import pykka
 import structlog
 import watchfiles
 
-from actors.commands import RegisterSchemas, RegisterSchemasResult, SchemaDefinition
+from actors.commands import RegisterSchemas, SchemaDefinition
 from actors.errors import CommandRejectedError
 from actors.gateway import GraphGateway
 from actors.supervisor import SupervisorHandle
@@ -239,7 +239,6 @@ class SchemaRegistryActor(pykka.ThreadingActor):
         except CommandRejectedError as rejection:
             log.warning("schemas_not_registered", reason=rejection.message)
             return ScanReport(report.types, (), (), self._problems, rejection.message)
-        assert isinstance(result, RegisterSchemasResult)
         log.info(
             "schemas_registered",
             types=len(scan.definitions),

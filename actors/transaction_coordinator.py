@@ -62,7 +62,7 @@ class _Stage:
 class _Commit:
     tx_id: int
     cause: Cause | None
-    reply: Reply[CommandResult]
+    reply: Reply[CommitTransactionResult]
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class _Discard:
 class _Run:
     steps: tuple[Command, ...]
     cause: Cause | None
-    reply: Reply[CommandResult]
+    reply: Reply[CommitTransactionResult]
 
 
 class TransactionCoordinatorActor(pykka.ThreadingActor):
@@ -142,7 +142,9 @@ class TransactionCoordinatorActor(pykka.ThreadingActor):
         staged.append(command)
         return result
 
-    def _commit(self, tx_id: int, cause: Cause | None, reply: Reply[CommandResult]) -> None:
+    def _commit(
+        self, tx_id: int, cause: Cause | None, reply: Reply[CommitTransactionResult]
+    ) -> None:
         staged = self._open.pop(tx_id, None)
         if staged is None:
             reply.fail(self._closed(tx_id, "commit"))
@@ -178,17 +180,14 @@ class TransactionGateway:
         self, steps: Sequence[Command], cause: Cause | None = None
     ) -> CommitTransactionResult:
         """Decide `steps` in order and append them all or nothing (one log transaction)."""
-        reply: AsyncReply[CommandResult] = AsyncReply()
+        reply: AsyncReply[CommitTransactionResult] = AsyncReply()
         self._coordinator.tell(_Run(tuple(steps), cause, reply))
-        result = await reply.wait(self.timeout)
-        assert isinstance(result, CommitTransactionResult)
-        return result
+        return await reply.wait(self.timeout)
 
     def commit_blocking(
         self, steps: Sequence[Command], cause: Cause | None = None
     ) -> CommitTransactionResult:
-        result = self._ask(lambda reply: _Run(tuple(steps), cause, reply))
-        assert isinstance(result, CommitTransactionResult)
+        result: CommitTransactionResult = self._ask(lambda reply: _Run(tuple(steps), cause, reply))
         return result
 
     def begin(self, cause: Cause | None = None) -> Transaction:
@@ -259,8 +258,9 @@ class Transaction:
         self._require_open("commit")
         self._state = "committed"
         self._rollback_actions.clear()
-        result = self._gateway._ask(lambda r: _Commit(self.id, self.cause, r))
-        assert isinstance(result, CommitTransactionResult)
+        result: CommitTransactionResult = self._gateway._ask(
+            lambda r: _Commit(self.id, self.cause, r)
+        )
         return result
 
     def rollback(self) -> list[str]:

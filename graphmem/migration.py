@@ -21,13 +21,9 @@ from typing import Any, TypeVar
 
 from actors.commands import (
     AddObservations,
-    AddObservationsResult,
-    Command,
-    CommandResult,
+    CommandOf,
     CreateEntities,
-    CreateEntitiesResult,
     CreateRelations,
-    CreateRelationsResult,
     EntityInput,
     ObservationInput,
     RelationInput,
@@ -51,6 +47,7 @@ from graphmem.tools.graph_values import entity_value, relation_value
 from projections.graph import GraphProjection
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 IMPORT_CAUSE = Cause(tool="import", client="graphmem-cli")
 
@@ -177,7 +174,6 @@ class _Importer:
         result = self._execute(command, batch, "entities")
         if result is None:
             return []
-        assert isinstance(result, CreateEntitiesResult)
         self.report.entities_created += len(result.created)
         self.report.observations_added += sum(len(e.observations) for e in result.created)
         skipped = set(result.skipped)
@@ -195,7 +191,6 @@ class _Importer:
         result = self._execute(command, [record for record, _ in batch], "observations of")
         if result is None:
             return
-        assert isinstance(result, AddObservationsResult)
         added = sum(len(r.added_observations) for r in result.results)
         self.report.observations_added += added
         self.report.observations_present += sum(len(c) for _, c in batch) - added
@@ -223,14 +218,13 @@ class _Importer:
             command = CreateRelations(relations=[RelationInput(*r.key) for r in batch])
             result = self._execute(command, batch, "relations")
             if result is not None:
-                assert isinstance(result, CreateRelationsResult)
                 self.report.relations_created += len(result.created)
                 self.report.relations_present += len(result.skipped)
             self.advance(len(batch))
 
     def _execute(
-        self, command: Command, records: Sequence[EntityRecord | RelationRecord], what: str
-    ) -> CommandResult | None:
+        self, command: CommandOf[R], records: Sequence[EntityRecord | RelationRecord], what: str
+    ) -> R | None:
         """Run one batch; a rejected batch is reported as a problem and the import goes on."""
         try:
             return self.gateway.execute_blocking(command, IMPORT_CAUSE)

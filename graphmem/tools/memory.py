@@ -9,17 +9,11 @@ import msgspec
 
 from actors.commands import (
     AddObservations,
-    AddObservationsResult,
     CreateEntities,
-    CreateEntitiesResult,
     CreateRelations,
-    CreateRelationsResult,
     DeleteEntities,
-    DeleteEntitiesResult,
     DeleteObservations,
-    DeleteObservationsResult,
     DeleteRelations,
-    DeleteRelationsResult,
     EntityInput,
     ObservationDeletion,
     ObservationInput,
@@ -162,7 +156,6 @@ async def create_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         entities=[EntityInput(e.name, e.entityType, list(e.observations)) for e in args.entities]
     )
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, CreateEntitiesResult)
     created = [
         {"name": e.name, "entityType": e.entity_type, "observations": list(e.observations)}
         for e in result.created
@@ -194,7 +187,6 @@ async def create_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
     _check_relations(tool, ctx.limits, args.relations)
     command = CreateRelations(relations=_relation_inputs(args.relations))
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, CreateRelationsResult)
     created = [relation_input_value(r) for r in result.created]
     return ok(created, {"relations": created}, mutated=True)
 
@@ -213,7 +205,6 @@ async def add_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
         observations=[ObservationInput(o.entityName, list(o.contents)) for o in args.observations]
     )
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, AddObservationsResult)
     results = [
         {"entityName": r.entity_name, "addedObservations": list(r.added_observations)}
         for r in result.results
@@ -236,7 +227,6 @@ async def delete_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         tool, ctx.limits, [(f"entityNames[{i}]", n) for i, n in enumerate(args.entityNames)]
     )
     result = await ctx.graph.execute(DeleteEntities(entity_names=list(args.entityNames)), ctx.cause)
-    assert isinstance(result, DeleteEntitiesResult)
     if not result.not_found:
         message = "Entities deleted successfully"
     else:
@@ -261,7 +251,6 @@ async def delete_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutc
         deletions=[ObservationDeletion(d.entityName, list(d.observations)) for d in args.deletions]
     )
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, DeleteObservationsResult)
     if result.deleted == result.requested and not result.entities_not_found:
         message = "Observations deleted successfully"
     else:
@@ -277,7 +266,6 @@ async def delete_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
     _check_relations(tool, ctx.limits, args.relations)
     command = DeleteRelations(relations=_relation_inputs(args.relations))
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, DeleteRelationsResult)
     if result.deleted == result.requested:
         message = "Relations deleted successfully"
     else:

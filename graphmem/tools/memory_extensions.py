@@ -15,15 +15,11 @@ from actors.commands import (
     EntityMerge,
     EntityUpdate,
     MergeEntities,
-    MergeEntitiesResult,
     ObservationUpdate,
     RelationUpdate,
     UpdateEntities,
-    UpdateEntitiesResult,
     UpdateObservations,
-    UpdateObservationsResult,
     UpdateRelations,
-    UpdateRelationsResult,
 )
 from actors.read_models import ReadModels
 from eventstore.hlc import ms_of
@@ -127,7 +123,6 @@ async def update_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         [EntityUpdate(e.name, e.newName, e.newEntityType) for e in args.entities]
     )
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, UpdateEntitiesResult)
     return _results(
         [
             {
@@ -157,7 +152,6 @@ async def update_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutc
         [ObservationUpdate(u.entityName, u.oldContent, u.newContent) for u in args.updates]
     )
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, UpdateObservationsResult)
     return _results(
         [
             {
@@ -197,7 +191,6 @@ async def update_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
         ]
     )
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, UpdateRelationsResult)
     return _results(
         [
             {
@@ -220,7 +213,6 @@ async def merge_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         )
     command = MergeEntities([EntityMerge(m.from_, m.into) for m in args.merges])
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, MergeEntitiesResult)
     return _results(
         [
             {

@@ -14,17 +14,11 @@ from mcp import types
 
 from actors.commands import (
     AddEdges,
-    AddEdgesResult,
     AddMetadata,
-    AddMetadataResult,
     AddNodes,
-    AddNodesResult,
     DeleteEdges,
-    DeleteEdgesResult,
     DeleteMetadata,
-    DeleteMetadataResult,
     DeleteNodes,
-    DeleteNodesResult,
     EdgeInput,
     EdgeKey,
     EdgeUpdate,
@@ -32,9 +26,7 @@ from actors.commands import (
     NodeInput,
     NodeUpdate,
     UpdateEdges,
-    UpdateEdgesResult,
     UpdateNodes,
-    UpdateNodesResult,
 )
 from actors.time_travel import AsOfPoint, GraphModels
 from graphmem.tools import mesh_schemas as s
@@ -119,7 +111,6 @@ async def add_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         check_contents(tool, limits, f"{where}.metadata", n.metadata)
     command = AddNodes([NodeInput(n.name, n.nodeType, list(n.metadata)) for n in args.nodes])
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, AddNodesResult)
     names = [n.name for n in result.nodes]
     data = {"nodes": [node_input_value(n) for n in result.nodes]}
     return mesh_ok(data, _listed("Added", "node", names), mutated=True)
@@ -143,7 +134,6 @@ async def update_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         ]
     )
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, UpdateNodesResult)
     names = [n.name for n in result.nodes]
     data = {"nodes": [node_input_value(n) for n in result.nodes]}
     return mesh_ok(data, _listed("Updated", "node", names), mutated=True)
@@ -155,7 +145,6 @@ async def delete_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     check_count(tool, len(args.nodeNames), "nodeNames", ctx.limits.max_items)
     check_names(tool, ctx.limits, [(f"nodeNames[{i}]", n) for i, n in enumerate(args.nodeNames)])
     result = await ctx.graph.execute(DeleteNodes(list(args.nodeNames)), ctx.cause)
-    assert isinstance(result, DeleteNodesResult)
     action = _listed("Deleted", "node", result.deleted)
     if result.edges_removed:
         count = len(result.edges_removed)
@@ -184,7 +173,6 @@ async def add_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         ]
     )
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, AddEdgesResult)
     texts = [_edge_text(e.from_entity, e.to_entity, e.edge_type) for e in result.edges]
     data = {"edges": [edge_input_value(e) for e in result.edges]}
     return mesh_ok(data, _listed("Added", "edge", texts), mutated=True)
@@ -217,7 +205,6 @@ async def update_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         ]
     )
     result = await ctx.graph.execute(command, ctx.cause)
-    assert isinstance(result, UpdateEdgesResult)
     texts = [_edge_text(e.from_entity, e.to_entity, e.edge_type) for e in result.edges]
     data = {"edges": [edge_input_value(e) for e in result.edges]}
     return mesh_ok(data, _listed("Updated", "edge", texts), mutated=True)
@@ -229,7 +216,6 @@ async def delete_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     check_edge_keys(tool, ctx.limits, args.edges)
     keys = [EdgeKey(e.from_, e.to, e.edgeType) for e in args.edges]
     result = await ctx.graph.execute(DeleteEdges(keys), ctx.cause)
-    assert isinstance(result, DeleteEdgesResult)
     deleted = set(result.deleted)
     missing = [k for k in dict.fromkeys(keys) if k not in deleted]
     texts = [_edge_text(k.from_entity, k.to_entity, k.edge_type) for k in result.deleted]
@@ -257,7 +243,6 @@ async def add_metadata(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "add_metadata"
     changes = checked_changes(tool, ctx.limits, add_metadata_changes(tool, raw), "contents")
     result = await ctx.graph.execute(AddMetadata(changes), ctx.cause)
-    assert isinstance(result, AddMetadataResult)
     data = {
         "metadata": [
             {"nodeName": r.node_name, "addedMetadata": list(r.entries)} for r in result.results
@@ -270,7 +255,6 @@ async def delete_metadata(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "delete_metadata"
     changes = checked_changes(tool, ctx.limits, delete_metadata_changes(tool, raw), "metadata")
     result = await ctx.graph.execute(DeleteMetadata(changes), ctx.cause)
-    assert isinstance(result, DeleteMetadataResult)
     data = {
         "deletions": [
             {"nodeName": r.node_name, "deletedMetadata": list(r.entries)} for r in result.results

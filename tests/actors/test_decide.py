@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from actors.commands import (
     AddObservations,
     AddObservationsResult,
     AddObservationsResultItem,
+    Command,
+    CommandOf,
+    CommandResult,
     CreateEntities,
     CreateEntitiesResult,
     CreateRelations,
@@ -557,3 +562,12 @@ def test_decide_never_changes_the_graph() -> None:
 
     assert graph.snapshot() == before
     assert graph.position == position
+
+
+def test_every_command_class_is_in_the_command_union_and_answers_its_own_result() -> None:
+    commands = set(CommandOf.__subclasses__())
+    assert commands == set(get_args(Command))
+    for command in commands:
+        (result,) = get_args(command.__orig_bases__[0])  # type: ignore[attr-defined]
+        assert result.__name__ == f"{command.__name__}Result"
+        assert result in get_args(CommandResult)

@@ -1,0 +1,262 @@
+"""What the graph writer answers a command with once its events are appended: one result type
+per command (`CreateEntities` answers `CreateEntitiesResult`), frozen msgspec Structs tagged with
+their class name, like the commands."""
+
+from __future__ import annotations
+
+import msgspec
+
+from actors.command_inputs import (
+    EdgeInput,
+    EdgeKey,
+    EntityInput,
+    MetadataChange,
+    NodeInput,
+    RelationInput,
+)
+
+__all__ = [
+    "AddEdgesResult",
+    "AddMetadataResult",
+    "AddNodesResult",
+    "AddObservationsResult",
+    "AddObservationsResultItem",
+    "CommandResult",
+    "CommitTransactionResult",
+    "CreateEntitiesResult",
+    "CreateRelationsResult",
+    "DeleteEdgesResult",
+    "DeleteEntitiesResult",
+    "DeleteMetadataResult",
+    "DeleteNodesResult",
+    "DeleteObservationsResult",
+    "DeleteRelationsResult",
+    "EntityUpdateResult",
+    "MergeEntitiesResult",
+    "MergeResult",
+    "ObservationUpdateResult",
+    "RegisterSchemasResult",
+    "RelationUpdateResult",
+    "SetNodePropertiesResult",
+    "UpdateEdgesResult",
+    "UpdateEntitiesResult",
+    "UpdateNodesResult",
+    "UpdateObservationsResult",
+    "UpdateRelationsResult",
+]
+
+
+class _Result(msgspec.Struct, frozen=True, tag_field="type"):
+    """Base of the results; never used on its own."""
+
+
+class CreateEntitiesResult(_Result, frozen=True, tag="CreateEntitiesResult"):
+    """`created` in input order; `skipped`: the name of each input that was not created."""
+
+    created: list[EntityInput]
+    skipped: list[str]
+
+
+class CreateRelationsResult(_Result, frozen=True, tag="CreateRelationsResult"):
+    """`created` and `skipped` (already there, or earlier in the batch), in input order."""
+
+    created: list[RelationInput]
+    skipped: list[RelationInput]
+
+
+class AddObservationsResultItem(_Result, frozen=True, tag="AddObservationsResultItem"):
+    entity_name: str
+    added_observations: list[str]
+
+
+class AddObservationsResult(_Result, frozen=True, tag="AddObservationsResult"):
+    """One item per input item, in input order."""
+
+    results: list[AddObservationsResultItem]
+
+
+class DeleteEntitiesResult(_Result, frozen=True, tag="DeleteEntitiesResult"):
+    """Counts as defined in `actors.decide` (delete_entities)."""
+
+    requested: int
+    deleted: int
+    not_found: list[str]
+
+
+class DeleteObservationsResult(_Result, frozen=True, tag="DeleteObservationsResult"):
+    """Counts as defined in `actors.decide` (delete_observations)."""
+
+    requested: int
+    deleted: int
+    entities_not_found: list[str]
+
+
+class DeleteRelationsResult(_Result, frozen=True, tag="DeleteRelationsResult"):
+    """Counts as defined in `actors.decide` (delete_relations)."""
+
+    requested: int
+    deleted: int
+
+
+class EntityUpdateResult(_Result, frozen=True, tag="EntityUpdateResult"):
+    """One entity after its update: `name` as asked, `new_name` and `entity_type` as it is now;
+    `moved_observations` and `moved_relations` (their new keys) say what followed a rename."""
+
+    name: str
+    new_name: str
+    entity_type: str
+    renamed: bool
+    retyped: bool
+    moved_observations: int
+    moved_relations: list[RelationInput]
+
+
+class UpdateEntitiesResult(_Result, frozen=True, tag="UpdateEntitiesResult"):
+    """One item per input item, in input order."""
+
+    results: list[EntityUpdateResult]
+
+
+class ObservationUpdateResult(_Result, frozen=True, tag="ObservationUpdateResult"):
+    """`removed`: occurrences of the old content deleted; `added`: False when the new content
+    was already there (it is never duplicated) or equals the old."""
+
+    entity_name: str
+    old_content: str
+    new_content: str
+    removed: int
+    added: bool
+
+
+class UpdateObservationsResult(_Result, frozen=True, tag="UpdateObservationsResult"):
+    """One item per input item, in input order."""
+
+    results: list[ObservationUpdateResult]
+
+
+class RelationUpdateResult(_Result, frozen=True, tag="RelationUpdateResult"):
+    """The relation before and after; `changed` is False when the edit asked for its own key."""
+
+    before: RelationInput
+    after: RelationInput
+    changed: bool
+
+
+class UpdateRelationsResult(_Result, frozen=True, tag="UpdateRelationsResult"):
+    """One item per input item, in input order."""
+
+    results: list[RelationUpdateResult]
+
+
+class MergeResult(_Result, frozen=True, tag="MergeResult"):
+    """What one merge moved: contents added to the target, relations repointed (new keys), and
+    the source's relations dropped (old keys) because the target had them already or they
+    linked source and target (which would have become a self-loop)."""
+
+    source: str
+    target: str
+    moved_observations: list[str]
+    moved_relations: list[RelationInput]
+    dropped_relations: list[RelationInput]
+
+
+class MergeEntitiesResult(_Result, frozen=True, tag="MergeEntitiesResult"):
+    """One item per input item, in input order."""
+
+    results: list[MergeResult]
+
+
+# --- schema-driven family (MemoryMesh) ---
+
+
+class AddNodesResult(_Result, frozen=True, tag="AddNodesResult"):
+    nodes: list[NodeInput]
+
+
+class UpdateNodesResult(_Result, frozen=True, tag="UpdateNodesResult"):
+    """Each updated node as it is now, in input order."""
+
+    nodes: list[NodeInput]
+
+
+class DeleteNodesResult(_Result, frozen=True, tag="DeleteNodesResult"):
+    """`deleted` and `not_found` (distinct names, input order); `edges_removed`: the edges the
+    deletion cascaded to."""
+
+    deleted: list[str]
+    not_found: list[str]
+    edges_removed: list[EdgeKey]
+
+
+class AddEdgesResult(_Result, frozen=True, tag="AddEdgesResult"):
+    edges: list[EdgeInput]
+
+
+class UpdateEdgesResult(_Result, frozen=True, tag="UpdateEdgesResult"):
+    """Each edge as it is after its update, in input order."""
+
+    edges: list[EdgeInput]
+
+
+class DeleteEdgesResult(_Result, frozen=True, tag="DeleteEdgesResult"):
+    """The listed edges that existed (each once); the others were not there."""
+
+    deleted: list[EdgeKey]
+
+
+class AddMetadataResult(_Result, frozen=True, tag="AddMetadataResult"):
+    """Per input item: the entries actually added (those the node lacked)."""
+
+    results: list[MetadataChange]
+
+
+class DeleteMetadataResult(_Result, frozen=True, tag="DeleteMetadataResult"):
+    """Per input item: the entries actually removed (those the node had)."""
+
+    results: list[MetadataChange]
+
+
+class SetNodePropertiesResult(_Result, frozen=True, tag="SetNodePropertiesResult"):
+    """The node after the update, and the edges removed and added."""
+
+    node: NodeInput
+    removed_edges: list[EdgeKey]
+    added_edges: list[EdgeInput]
+
+
+class RegisterSchemasResult(_Result, frozen=True, tag="RegisterSchemasResult"):
+    """Type names actually registered (new or changed) and retired."""
+
+    registered: list[str]
+    retired: list[str]
+
+
+class CommitTransactionResult(_Result, frozen=True, tag="CommitTransactionResult"):
+    """One result per step, in order."""
+
+    results: list[CommandResult]
+
+
+CommandResult = (
+    CreateEntitiesResult
+    | CreateRelationsResult
+    | AddObservationsResult
+    | DeleteEntitiesResult
+    | DeleteObservationsResult
+    | DeleteRelationsResult
+    | UpdateEntitiesResult
+    | UpdateObservationsResult
+    | UpdateRelationsResult
+    | MergeEntitiesResult
+    | AddNodesResult
+    | UpdateNodesResult
+    | DeleteNodesResult
+    | AddEdgesResult
+    | UpdateEdgesResult
+    | DeleteEdgesResult
+    | AddMetadataResult
+    | DeleteMetadataResult
+    | SetNodePropertiesResult
+    | RegisterSchemasResult
+    | CommitTransactionResult
+)
