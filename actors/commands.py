@@ -1,8 +1,9 @@
 """Commands the graph writer decides, their inputs, and the results it answers with.
 
 Commands are imperative and plural, mirroring the official memory tools (`create_entities` is
-`CreateEntities`). All are frozen msgspec Structs tagged with their class name, so they can
-cross threads and, if ever needed, the wire. Fields may be given by position or keyword.
+`CreateEntities`). All are frozen msgspec Structs whose encoded names are the tools' wire
+names (camelCase). Fields may be given by position or keyword. Inputs live in
+actors.command_inputs, results in actors.results; both are re-exported here.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from actors.command_inputs import (
     EntityMerge,
     EntityUpdate,
     MetadataChange,
+    Name,
     NodeInput,
     NodeUpdate,
     ObservationDeletion,
@@ -134,70 +136,67 @@ __all__ = [
 R_co = TypeVar("R_co", covariant=True)
 
 
-class CommandOf(msgspec.Struct, Generic[R_co], frozen=True, tag_field="type"):
+class CommandOf(msgspec.Struct, Generic[R_co], frozen=True, rename="camel"):
     """A command the writer answers with an `R_co`: `GraphGateway.execute(CreateEntities(...))`
-    is typed `CreateEntitiesResult`."""
+    is typed `CreateEntitiesResult`. Encoded names are the tools' camelCase wire names, so a
+    tool's arguments convert straight into its command."""
 
 
 # --- commands -------------------------------------------------------------------------------
 
 
-class CreateEntities(CommandOf[CreateEntitiesResult], frozen=True, tag="CreateEntities"):
+class CreateEntities(CommandOf[CreateEntitiesResult], frozen=True):
     entities: list[EntityInput]
 
 
-class CreateRelations(CommandOf[CreateRelationsResult], frozen=True, tag="CreateRelations"):
+class CreateRelations(CommandOf[CreateRelationsResult], frozen=True):
     relations: list[RelationInput]
 
 
-class AddObservations(CommandOf[AddObservationsResult], frozen=True, tag="AddObservations"):
+class AddObservations(CommandOf[AddObservationsResult], frozen=True):
     observations: list[ObservationInput]
 
 
-class DeleteEntities(CommandOf[DeleteEntitiesResult], frozen=True, tag="DeleteEntities"):
-    entity_names: list[str]
+class DeleteEntities(CommandOf[DeleteEntitiesResult], frozen=True):
+    entity_names: list[Name]
 
 
-class DeleteObservations(
-    CommandOf[DeleteObservationsResult], frozen=True, tag="DeleteObservations"
-):
+class DeleteObservations(CommandOf[DeleteObservationsResult], frozen=True):
     deletions: list[ObservationDeletion]
 
 
-class DeleteRelations(CommandOf[DeleteRelationsResult], frozen=True, tag="DeleteRelations"):
+class DeleteRelations(CommandOf[DeleteRelationsResult], frozen=True):
     relations: list[RelationInput]
 
 
-class UpdateEntities(CommandOf[UpdateEntitiesResult], frozen=True, tag="UpdateEntities"):
-    updates: list[EntityUpdate]
+class UpdateEntities(CommandOf[UpdateEntitiesResult], frozen=True):
+    updates: list[EntityUpdate] = msgspec.field(name="entities")
 
 
-class UpdateObservations(
-    CommandOf[UpdateObservationsResult], frozen=True, tag="UpdateObservations"
-):
+class UpdateObservations(CommandOf[UpdateObservationsResult], frozen=True):
     updates: list[ObservationUpdate]
 
 
-class UpdateRelations(CommandOf[UpdateRelationsResult], frozen=True, tag="UpdateRelations"):
-    updates: list[RelationUpdate]
+class UpdateRelations(CommandOf[UpdateRelationsResult], frozen=True):
+    updates: list[RelationUpdate] = msgspec.field(name="relations")
 
 
-class MergeEntities(CommandOf[MergeEntitiesResult], frozen=True, tag="MergeEntities"):
+class MergeEntities(CommandOf[MergeEntitiesResult], frozen=True):
     merges: list[EntityMerge]
 
 
 # --- schema-driven family (MemoryMesh) ---
 
 
-class AddNodes(CommandOf[AddNodesResult], frozen=True, tag="AddNodes"):
+class AddNodes(CommandOf[AddNodesResult], frozen=True):
     nodes: list[NodeInput]
 
 
-class UpdateNodes(CommandOf[UpdateNodesResult], frozen=True, tag="UpdateNodes"):
+class UpdateNodes(CommandOf[UpdateNodesResult], frozen=True):
     updates: list[NodeUpdate]
 
 
-class DeleteNodes(CommandOf[DeleteNodesResult], frozen=True, tag="DeleteNodes"):
+class DeleteNodes(CommandOf[DeleteNodesResult], frozen=True):
     """Delete nodes and every edge touching them. With `node_type` set (delete_<type>), each
     named node must exist with that type; without it, missing names are ignored."""
 
@@ -205,27 +204,27 @@ class DeleteNodes(CommandOf[DeleteNodesResult], frozen=True, tag="DeleteNodes"):
     node_type: str | None = None
 
 
-class AddEdges(CommandOf[AddEdgesResult], frozen=True, tag="AddEdges"):
+class AddEdges(CommandOf[AddEdgesResult], frozen=True):
     edges: list[EdgeInput]
 
 
-class UpdateEdges(CommandOf[UpdateEdgesResult], frozen=True, tag="UpdateEdges"):
+class UpdateEdges(CommandOf[UpdateEdgesResult], frozen=True):
     updates: list[EdgeUpdate]
 
 
-class DeleteEdges(CommandOf[DeleteEdgesResult], frozen=True, tag="DeleteEdges"):
+class DeleteEdges(CommandOf[DeleteEdgesResult], frozen=True):
     edges: list[EdgeKey]
 
 
-class AddMetadata(CommandOf[AddMetadataResult], frozen=True, tag="AddMetadata"):
+class AddMetadata(CommandOf[AddMetadataResult], frozen=True):
     changes: list[MetadataChange]
 
 
-class DeleteMetadata(CommandOf[DeleteMetadataResult], frozen=True, tag="DeleteMetadata"):
+class DeleteMetadata(CommandOf[DeleteMetadataResult], frozen=True):
     changes: list[MetadataChange]
 
 
-class SetNodeProperties(CommandOf[SetNodePropertiesResult], frozen=True, tag="SetNodeProperties"):
+class SetNodeProperties(CommandOf[SetNodePropertiesResult], frozen=True):
     """update_<type>: the node `name` must exist with type `node_type`; each entry replaces
     the metadata of its key, each EdgeTargets replaces the node's outgoing edges of its type
     (targets must exist; an edge kept keeps its weight)."""
@@ -236,7 +235,7 @@ class SetNodeProperties(CommandOf[SetNodePropertiesResult], frozen=True, tag="Se
     edges: list[EdgeTargets] = []
 
 
-class RegisterSchemas(CommandOf[RegisterSchemasResult], frozen=True, tag="RegisterSchemas"):
+class RegisterSchemas(CommandOf[RegisterSchemasResult], frozen=True):
     """Bring schemas into force (SchemaRegistered) and retire others (SchemaRetired). A
     definition whose digest equals the one in force, or a retirement of a type not in force,
     writes nothing."""
@@ -245,7 +244,7 @@ class RegisterSchemas(CommandOf[RegisterSchemasResult], frozen=True, tag="Regist
     retired: list[str] = []
 
 
-class CommitTransaction(CommandOf[CommitTransactionResult], frozen=True, tag="CommitTransaction"):
+class CommitTransaction(CommandOf[CommitTransactionResult], frozen=True):
     """Several commands decided in order, each seeing the ones before, and appended all or
     nothing: if any step is rejected, the whole transaction is, and nothing is written."""
 

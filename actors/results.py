@@ -1,6 +1,6 @@
 """What the graph writer answers a command with once its events are appended: one result type
-per command (`CreateEntities` answers `CreateEntitiesResult`), frozen msgspec Structs tagged with
-their class name, like the commands."""
+per command (`CreateEntities` answers `CreateEntitiesResult`), frozen msgspec Structs like the
+commands."""
 
 from __future__ import annotations
 
@@ -46,36 +46,37 @@ __all__ = [
 ]
 
 
-class _Result(msgspec.Struct, frozen=True, tag_field="type"):
-    """Base of the results; never used on its own."""
+class _Result(msgspec.Struct, frozen=True, rename="camel"):
+    """Base of the results; never used on its own. Encoded names are the tools' camelCase
+    wire names, so `msgspec.to_builtins` of a result is what a tool answers with."""
 
 
-class CreateEntitiesResult(_Result, frozen=True, tag="CreateEntitiesResult"):
+class CreateEntitiesResult(_Result, frozen=True):
     """`created` in input order; `skipped`: the name of each input that was not created."""
 
     created: list[EntityInput]
     skipped: list[str]
 
 
-class CreateRelationsResult(_Result, frozen=True, tag="CreateRelationsResult"):
+class CreateRelationsResult(_Result, frozen=True):
     """`created` and `skipped` (already there, or earlier in the batch), in input order."""
 
     created: list[RelationInput]
     skipped: list[RelationInput]
 
 
-class AddObservationsResultItem(_Result, frozen=True, tag="AddObservationsResultItem"):
+class AddObservationsResultItem(_Result, frozen=True):
     entity_name: str
     added_observations: list[str]
 
 
-class AddObservationsResult(_Result, frozen=True, tag="AddObservationsResult"):
+class AddObservationsResult(_Result, frozen=True):
     """One item per input item, in input order."""
 
     results: list[AddObservationsResultItem]
 
 
-class DeleteEntitiesResult(_Result, frozen=True, tag="DeleteEntitiesResult"):
+class DeleteEntitiesResult(_Result, frozen=True):
     """Counts as defined in `actors.decide` (delete_entities)."""
 
     requested: int
@@ -83,7 +84,7 @@ class DeleteEntitiesResult(_Result, frozen=True, tag="DeleteEntitiesResult"):
     not_found: list[str]
 
 
-class DeleteObservationsResult(_Result, frozen=True, tag="DeleteObservationsResult"):
+class DeleteObservationsResult(_Result, frozen=True):
     """Counts as defined in `actors.decide` (delete_observations)."""
 
     requested: int
@@ -91,14 +92,14 @@ class DeleteObservationsResult(_Result, frozen=True, tag="DeleteObservationsResu
     entities_not_found: list[str]
 
 
-class DeleteRelationsResult(_Result, frozen=True, tag="DeleteRelationsResult"):
+class DeleteRelationsResult(_Result, frozen=True):
     """Counts as defined in `actors.decide` (delete_relations)."""
 
     requested: int
     deleted: int
 
 
-class EntityUpdateResult(_Result, frozen=True, tag="EntityUpdateResult"):
+class EntityUpdateResult(_Result, frozen=True):
     """One entity after its update: `name` as asked, `new_name` and `entity_type` as it is now;
     `moved_observations` and `moved_relations` (their new keys) say what followed a rename."""
 
@@ -111,13 +112,13 @@ class EntityUpdateResult(_Result, frozen=True, tag="EntityUpdateResult"):
     moved_relations: list[RelationInput]
 
 
-class UpdateEntitiesResult(_Result, frozen=True, tag="UpdateEntitiesResult"):
+class UpdateEntitiesResult(_Result, frozen=True):
     """One item per input item, in input order."""
 
     results: list[EntityUpdateResult]
 
 
-class ObservationUpdateResult(_Result, frozen=True, tag="ObservationUpdateResult"):
+class ObservationUpdateResult(_Result, frozen=True):
     """`removed`: occurrences of the old content deleted; `added`: False when the new content
     was already there (it is never duplicated) or equals the old."""
 
@@ -128,13 +129,13 @@ class ObservationUpdateResult(_Result, frozen=True, tag="ObservationUpdateResult
     added: bool
 
 
-class UpdateObservationsResult(_Result, frozen=True, tag="UpdateObservationsResult"):
+class UpdateObservationsResult(_Result, frozen=True):
     """One item per input item, in input order."""
 
     results: list[ObservationUpdateResult]
 
 
-class RelationUpdateResult(_Result, frozen=True, tag="RelationUpdateResult"):
+class RelationUpdateResult(_Result, frozen=True):
     """The relation before and after; `changed` is False when the edit asked for its own key."""
 
     before: RelationInput
@@ -142,25 +143,25 @@ class RelationUpdateResult(_Result, frozen=True, tag="RelationUpdateResult"):
     changed: bool
 
 
-class UpdateRelationsResult(_Result, frozen=True, tag="UpdateRelationsResult"):
+class UpdateRelationsResult(_Result, frozen=True):
     """One item per input item, in input order."""
 
     results: list[RelationUpdateResult]
 
 
-class MergeResult(_Result, frozen=True, tag="MergeResult"):
+class MergeResult(_Result, frozen=True):
     """What one merge moved: contents added to the target, relations repointed (new keys), and
     the source's relations dropped (old keys) because the target had them already or they
     linked source and target (which would have become a self-loop)."""
 
-    source: str
-    target: str
+    source: str = msgspec.field(name="from")
+    target: str = msgspec.field(name="into")
     moved_observations: list[str]
     moved_relations: list[RelationInput]
     dropped_relations: list[RelationInput]
 
 
-class MergeEntitiesResult(_Result, frozen=True, tag="MergeEntitiesResult"):
+class MergeEntitiesResult(_Result, frozen=True):
     """One item per input item, in input order."""
 
     results: list[MergeResult]
@@ -169,17 +170,17 @@ class MergeEntitiesResult(_Result, frozen=True, tag="MergeEntitiesResult"):
 # --- schema-driven family (MemoryMesh) ---
 
 
-class AddNodesResult(_Result, frozen=True, tag="AddNodesResult"):
+class AddNodesResult(_Result, frozen=True):
     nodes: list[NodeInput]
 
 
-class UpdateNodesResult(_Result, frozen=True, tag="UpdateNodesResult"):
+class UpdateNodesResult(_Result, frozen=True):
     """Each updated node as it is now, in input order."""
 
     nodes: list[NodeInput]
 
 
-class DeleteNodesResult(_Result, frozen=True, tag="DeleteNodesResult"):
+class DeleteNodesResult(_Result, frozen=True):
     """`deleted` and `not_found` (distinct names, input order); `edges_removed`: the edges the
     deletion cascaded to."""
 
@@ -188,35 +189,35 @@ class DeleteNodesResult(_Result, frozen=True, tag="DeleteNodesResult"):
     edges_removed: list[EdgeKey]
 
 
-class AddEdgesResult(_Result, frozen=True, tag="AddEdgesResult"):
+class AddEdgesResult(_Result, frozen=True):
     edges: list[EdgeInput]
 
 
-class UpdateEdgesResult(_Result, frozen=True, tag="UpdateEdgesResult"):
+class UpdateEdgesResult(_Result, frozen=True):
     """Each edge as it is after its update, in input order."""
 
     edges: list[EdgeInput]
 
 
-class DeleteEdgesResult(_Result, frozen=True, tag="DeleteEdgesResult"):
+class DeleteEdgesResult(_Result, frozen=True):
     """The listed edges that existed (each once); the others were not there."""
 
     deleted: list[EdgeKey]
 
 
-class AddMetadataResult(_Result, frozen=True, tag="AddMetadataResult"):
+class AddMetadataResult(_Result, frozen=True):
     """Per input item: the entries actually added (those the node lacked)."""
 
     results: list[MetadataChange]
 
 
-class DeleteMetadataResult(_Result, frozen=True, tag="DeleteMetadataResult"):
+class DeleteMetadataResult(_Result, frozen=True):
     """Per input item: the entries actually removed (those the node had)."""
 
     results: list[MetadataChange]
 
 
-class SetNodePropertiesResult(_Result, frozen=True, tag="SetNodePropertiesResult"):
+class SetNodePropertiesResult(_Result, frozen=True):
     """The node after the update, and the edges removed and added."""
 
     node: NodeInput
@@ -224,14 +225,14 @@ class SetNodePropertiesResult(_Result, frozen=True, tag="SetNodePropertiesResult
     added_edges: list[EdgeInput]
 
 
-class RegisterSchemasResult(_Result, frozen=True, tag="RegisterSchemasResult"):
+class RegisterSchemasResult(_Result, frozen=True):
     """Type names actually registered (new or changed) and retired."""
 
     registered: list[str]
     retired: list[str]
 
 
-class CommitTransactionResult(_Result, frozen=True, tag="CommitTransactionResult"):
+class CommitTransactionResult(_Result, frozen=True):
     """One result per step, in order."""
 
     results: list[CommandResult]

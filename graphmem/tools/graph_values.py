@@ -6,7 +6,6 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
-from actors.commands import RelationInput
 from projections.graph import EntityView, GraphProjection, RelationView
 
 
@@ -16,10 +15,6 @@ def entity_value(e: EntityView) -> dict[str, Any]:
 
 
 def relation_value(r: RelationView) -> dict[str, Any]:
-    return {"from": r.from_entity, "to": r.to_entity, "relationType": r.relation_type}
-
-
-def relation_input_value(r: RelationInput) -> dict[str, str]:
     return {"from": r.from_entity, "to": r.to_entity, "relationType": r.relation_type}
 
 

@@ -14,22 +14,15 @@ from actors.commands import (
     DeleteEntities,
     DeleteObservations,
     DeleteRelations,
-    EntityInput,
-    ObservationDeletion,
-    ObservationInput,
-    RelationInput,
 )
 from actors.time_travel import AsOfPoint, GraphModels
-from graphmem.limits import InputLimits
 from graphmem.tools import memory_schemas as s
 from graphmem.tools.as_of import read_models
 from graphmem.tools.base import (
     ToolContext,
     ToolOutcome,
     ToolSpec,
-    check_contents,
     check_count,
-    check_names,
     check_text,
     ok,
     parse_args,
@@ -38,58 +31,16 @@ from graphmem.tools.base import (
 from graphmem.tools.graph_values import (
     entity_value,
     paged,
-    relation_input_value,
     relation_value,
     subgraph_value,
     whole_graph,
 )
+from graphmem.tools.input_checks import command_from
 from projections.graph import EntityView
 
 T = TypeVar("T")
 
 # --- argument shapes (wire names are the official camelCase; extra keys are ignored) ---------
-
-
-class EntityArg(msgspec.Struct):
-    name: str
-    entityType: str
-    observations: list[str]
-
-
-class RelationArg(msgspec.Struct):
-    from_: str = msgspec.field(name="from")
-    to: str = msgspec.field()
-    relationType: str = msgspec.field()
-
-
-class CreateEntitiesArgs(msgspec.Struct):
-    entities: list[EntityArg]
-
-
-class RelationsArgs(msgspec.Struct):
-    relations: list[RelationArg]
-
-
-class ObservationArg(msgspec.Struct):
-    entityName: str
-    contents: list[str]
-
-
-class AddObservationsArgs(msgspec.Struct):
-    observations: list[ObservationArg]
-
-
-class DeleteEntitiesArgs(msgspec.Struct):
-    entityNames: list[str]
-
-
-class DeletionArg(msgspec.Struct):
-    entityName: str
-    observations: list[str]
-
-
-class DeleteObservationsArgs(msgspec.Struct):
-    deletions: list[DeletionArg]
 
 
 Limit = Annotated[int, msgspec.Meta(ge=1)]
@@ -116,50 +67,13 @@ class OpenNodesArgs(msgspec.Struct):
     as_of: Any = None
 
 
-# --- input checks -----------------------------------------------------------------------------
-
-
-def _check_relations(tool: str, limits: InputLimits, relations: list[RelationArg]) -> None:
-    check_count(tool, len(relations), "relations", limits.max_items)
-    for i, r in enumerate(relations):
-        check_names(
-            tool,
-            limits,
-            [
-                (f"relations[{i}].from", r.from_),
-                (f"relations[{i}].to", r.to),
-                (f"relations[{i}].relationType", r.relationType),
-            ],
-        )
-
-
-def _relation_inputs(relations: list[RelationArg]) -> list[RelationInput]:
-    return [RelationInput(r.from_, r.to, r.relationType) for r in relations]
-
-
 # --- the nine tools ---------------------------------------------------------------------------
 
 
 async def create_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    tool = "create_entities"
-    args = parse_args(tool, raw, CreateEntitiesArgs)
-    limits = ctx.limits
-    check_count(tool, len(args.entities), "entities", limits.max_items)
-    for i, e in enumerate(args.entities):
-        where = f"entities[{i}]"
-        check_names(
-            tool, limits, [(f"{where}.name", e.name), (f"{where}.entityType", e.entityType)]
-        )
-        check_count(tool, len(e.observations), f"{where}.observations", limits.max_items)
-        check_contents(tool, limits, f"{where}.observations", e.observations)
-    command = CreateEntities(
-        entities=[EntityInput(e.name, e.entityType, list(e.observations)) for e in args.entities]
-    )
+    command = command_from("create_entities", raw, CreateEntities, ctx.limits)
     result = await ctx.graph.execute(command, ctx.cause)
-    created = [
-        {"name": e.name, "entityType": e.entity_type, "observations": list(e.observations)}
-        for e in result.created
-    ]
+    created = msgspec.to_builtins(result.created)
     structured: dict[str, Any] = {"entities": created}
     texts = [render(created)]
     if result.skipped:
@@ -182,33 +96,16 @@ def _skipped_notice(skipped: list[str]) -> str:
 
 
 async def create_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    tool = "create_relations"
-    args = parse_args(tool, raw, RelationsArgs)
-    _check_relations(tool, ctx.limits, args.relations)
-    command = CreateRelations(relations=_relation_inputs(args.relations))
+    command = command_from("create_relations", raw, CreateRelations, ctx.limits)
     result = await ctx.graph.execute(command, ctx.cause)
-    created = [relation_input_value(r) for r in result.created]
+    created = msgspec.to_builtins(result.created)
     return ok(created, {"relations": created}, mutated=True)
 
 
 async def add_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    tool = "add_observations"
-    args = parse_args(tool, raw, AddObservationsArgs)
-    limits = ctx.limits
-    check_count(tool, len(args.observations), "observations", limits.max_items)
-    for i, item in enumerate(args.observations):
-        where = f"observations[{i}]"
-        check_names(tool, limits, [(f"{where}.entityName", item.entityName)])
-        check_count(tool, len(item.contents), f"{where}.contents", limits.max_items)
-        check_contents(tool, limits, f"{where}.contents", item.contents)
-    command = AddObservations(
-        observations=[ObservationInput(o.entityName, list(o.contents)) for o in args.observations]
-    )
+    command = command_from("add_observations", raw, AddObservations, ctx.limits)
     result = await ctx.graph.execute(command, ctx.cause)
-    results = [
-        {"entityName": r.entity_name, "addedObservations": list(r.added_observations)}
-        for r in result.results
-    ]
+    results = msgspec.to_builtins(result.results)
     return ok(results, {"results": results}, mutated=True)
 
 
@@ -220,13 +117,8 @@ def _status(message: str) -> ToolOutcome:
 
 
 async def delete_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    tool = "delete_entities"
-    args = parse_args(tool, raw, DeleteEntitiesArgs)
-    check_count(tool, len(args.entityNames), "entityNames", ctx.limits.max_items)
-    check_names(
-        tool, ctx.limits, [(f"entityNames[{i}]", n) for i, n in enumerate(args.entityNames)]
-    )
-    result = await ctx.graph.execute(DeleteEntities(entity_names=list(args.entityNames)), ctx.cause)
+    command = command_from("delete_entities", raw, DeleteEntities, ctx.limits)
+    result = await ctx.graph.execute(command, ctx.cause)
     if not result.not_found:
         message = "Entities deleted successfully"
     else:
@@ -238,18 +130,7 @@ async def delete_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
 
 
 async def delete_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    tool = "delete_observations"
-    args = parse_args(tool, raw, DeleteObservationsArgs)
-    limits = ctx.limits
-    check_count(tool, len(args.deletions), "deletions", limits.max_items)
-    for i, d in enumerate(args.deletions):
-        where = f"deletions[{i}]"
-        check_names(tool, limits, [(f"{where}.entityName", d.entityName)])
-        check_count(tool, len(d.observations), f"{where}.observations", limits.max_items)
-        check_contents(tool, limits, f"{where}.observations", d.observations)
-    command = DeleteObservations(
-        deletions=[ObservationDeletion(d.entityName, list(d.observations)) for d in args.deletions]
-    )
+    command = command_from("delete_observations", raw, DeleteObservations, ctx.limits)
     result = await ctx.graph.execute(command, ctx.cause)
     if result.deleted == result.requested and not result.entities_not_found:
         message = "Observations deleted successfully"
@@ -261,10 +142,7 @@ async def delete_observations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutc
 
 
 async def delete_relations(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    tool = "delete_relations"
-    args = parse_args(tool, raw, RelationsArgs)
-    _check_relations(tool, ctx.limits, args.relations)
-    command = DeleteRelations(relations=_relation_inputs(args.relations))
+    command = command_from("delete_relations", raw, DeleteRelations, ctx.limits)
     result = await ctx.graph.execute(command, ctx.cause)
     if result.deleted == result.requested:
         message = "Relations deleted successfully"
