@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from graphmem.tools.base import InputLimits
+from projections.bounded_json import JsonShapeError, decode
 
 __all__ = [
     "LONE_SURROGATE",
@@ -117,6 +118,14 @@ def _json_kind(value: object) -> str:
     return _KINDS.get(type(value), "an object")
 
 
+def _shown(value: object) -> str:
+    """A short rendering of a scalar; a container is named by its kind (it may be huge, or
+    nested too deep to render)."""
+    if isinstance(value, list | dict):
+        return _json_kind(value)
+    return json.dumps(value, ensure_ascii=False)[:60]
+
+
 def read_memory_file(path: str | Path) -> ParsedMemory:
     """Parse an official memory file (JSONL or the legacy JSON document), tolerantly."""
     try:
@@ -144,22 +153,34 @@ def parse_memory(data: bytes) -> ParsedMemory:
         if not text.strip():
             continue
         try:
-            item = json.loads(text)
+            item = decode(text)
         except json.JSONDecodeError as error:
             builder.problem(where, number, f"not valid JSON ({error.msg} at column {error.colno})")
+            continue
+        except JsonShapeError as error:
+            builder.problem(where, number, f"not imported: {error}")
             continue
         builder.add(item, where, number)
     return parsed
 
 
 def _legacy_document(data: bytes) -> dict[str, Any] | None:
-    """The whole file as the legacy `{"entities": [...], "relations": [...]}` document."""
+    """The whole file as the legacy `{"entities": [...], "relations": [...]}` document.
+
+    Raises MemoryFileError when the file is one document refused for its shape (nested too
+    deep, a number too long): nothing in it can be read line by line."""
     if not data.lstrip().startswith(b"{"):
         return None
     try:
-        document = json.loads(data.decode("utf-8"))
+        document = decode(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
+    except JsonShapeError as error:
+        if _first_line_is_a_value(data):
+            return None  # JSONL whose first line is hostile: reported as that line's problem
+        raise MemoryFileError(
+            f"cannot import this JSON document: {error}; fix that value and import again"
+        ) from None
     if (
         isinstance(document, dict)
         and "type" not in document
@@ -167,6 +188,19 @@ def _legacy_document(data: bytes) -> dict[str, Any] | None:
     ):
         return document
     return None
+
+
+def _first_line_is_a_value(data: bytes) -> bool:
+    """Whether the first non-blank line holds a whole JSON value (JSONL does; the legacy
+    document is pretty-printed over many lines, or is one line that is the whole file)."""
+    first = data.lstrip().split(b"\n", 1)[0]
+    try:
+        decode(first.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError:
+        return False
+    except JsonShapeError:
+        pass  # whole but refused, like the whole file: one bad line
+    return True
 
 
 def _parse_legacy(document: dict[str, Any]) -> ParsedMemory:
@@ -210,7 +244,7 @@ class _Builder:
         elif "type" not in item:
             self.problem(where, line, 'has no "type" (expected "entity" or "relation")')
         else:
-            shown = json.dumps(kind, ensure_ascii=False)[:60]
+            shown = _shown(kind)
             self.problem(where, line, f"unknown type {shown}: only entities and relations import")
 
     def _names_ok(
