@@ -136,11 +136,28 @@ def read_memory_file(path: str | Path) -> ParsedMemory:
 
 
 def parse_memory(data: bytes) -> ParsedMemory:
+    """The records of a memory file. Raises MemoryFileError only for a file that is one JSON
+    document refused for its shape (nested too deep, a number too long) with no line of it
+    holding a record; any other bad line is a problem in the result."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    legacy = _legacy_document(data)
+    try:
+        legacy = _legacy_document(data)
+    except JsonShapeError as error:
+        # JSONL with a hostile line makes the whole file look like that too; a legacy
+        # document has no line that holds a record on its own.
+        parsed = _parse_lines(data)
+        if parsed.entities or parsed.relations:
+            return parsed
+        raise MemoryFileError(
+            f"cannot import this JSON document: {error}; fix that value and import again"
+        ) from None
     if legacy is not None:
         return _parse_legacy(legacy)
+    return _parse_lines(data)
+
+
+def _parse_lines(data: bytes) -> ParsedMemory:
     parsed = ParsedMemory()
     builder = _Builder(parsed)
     for number, raw in enumerate(data.split(b"\n"), start=1):
@@ -165,22 +182,14 @@ def parse_memory(data: bytes) -> ParsedMemory:
 
 
 def _legacy_document(data: bytes) -> dict[str, Any] | None:
-    """The whole file as the legacy `{"entities": [...], "relations": [...]}` document.
-
-    Raises MemoryFileError when the file is one document refused for its shape (nested too
-    deep, a number too long): nothing in it can be read line by line."""
+    """The whole file as the legacy `{"entities": [...], "relations": [...]}` document; raises
+    JsonShapeError when the file is one JSON value refused for its shape."""
     if not data.lstrip().startswith(b"{"):
         return None
     try:
         document = decode(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
-    except JsonShapeError as error:
-        if _first_line_is_a_value(data):
-            return None  # JSONL whose first line is hostile: reported as that line's problem
-        raise MemoryFileError(
-            f"cannot import this JSON document: {error}; fix that value and import again"
-        ) from None
     if (
         isinstance(document, dict)
         and "type" not in document
@@ -188,19 +197,6 @@ def _legacy_document(data: bytes) -> dict[str, Any] | None:
     ):
         return document
     return None
-
-
-def _first_line_is_a_value(data: bytes) -> bool:
-    """Whether the first non-blank line holds a whole JSON value (JSONL does; the legacy
-    document is pretty-printed over many lines, or is one line that is the whole file)."""
-    first = data.lstrip().split(b"\n", 1)[0]
-    try:
-        decode(first.decode("utf-8", errors="replace"))
-    except json.JSONDecodeError:
-        return False
-    except JsonShapeError:
-        pass  # whole but refused, like the whole file: one bad line
-    return True
 
 
 def _parse_legacy(document: dict[str, Any]) -> ParsedMemory:
