@@ -1,7 +1,6 @@
 """SchemaRegistryActor: loads schema files into force (SchemaRegistered/Retired), watches them.
 
-A scan reads every `*.schema.json` directly in each folder (no recursion), folders in order, a
-later folder's type overriding an earlier one's (the user's folder overrides the shipped one).
+The folders are read by actors.schema_files (the user's folder overrides the shipped one).
 A file that cannot be used is reported as a SchemaProblem and skipped, and whatever was in force
 from it stays in force: a broken edit changes nothing. A type goes out of force only when its
 file is gone (or now defines another type), and only if that file lies in one of this
@@ -12,7 +11,6 @@ schemas in force; when two processes load different files for one type, the last
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -23,19 +21,19 @@ import pykka
 import structlog
 import watchfiles
 
-from actors.commands import RegisterSchemas, SchemaDefinition
+from actors.commands import RegisterSchemas
 from actors.errors import CommandRejectedError
 from actors.gateway import GraphGateway
+from actors.schema_files import SUFFIX, Scan, SchemaProblem, scan_folders
 from actors.supervisor import SupervisorHandle
 from eventstore.events import Cause
-from projections.entity_schema import SchemaFileError, canonical_json, parse_schema
+from projections.entity_schema import SchemaLimits
 from projections.schemas import SchemaRecord
 
 __all__ = ["ScanReport", "SchemaProblem", "SchemaRegistryActor", "scan_folders"]
 
 log = structlog.get_logger(__name__)
 
-SUFFIX = ".schema.json"
 CAUSE = Cause(tool="schema_registry")
 # The watcher groups a burst of writes (an editor's save) into one rescan.
 WATCH_DEBOUNCE_MS = 300
@@ -43,14 +41,6 @@ WATCH_STEP_MS = 50
 # How often the watcher wakes without changes; its first wake-up also means it is watching.
 WATCH_TIMEOUT_MS = 1000
 WATCH_JOIN_SECONDS = 5.0
-
-
-@dataclass(frozen=True)
-class SchemaProblem:
-    """A schema file (or folder) that was skipped, and why."""
-
-    path: Path
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -65,47 +55,8 @@ class ScanReport:
     rejected: str | None = None
 
 
-@dataclass(frozen=True)
-class Scan:
-    """What the folders hold: a definition per valid type, and the problems found."""
-
-    definitions: dict[str, SchemaDefinition]
-    problems: list[SchemaProblem]
-
-
 class _FilesChanged:
     """Told by the watcher thread: something in a folder changed."""
-
-
-def scan_folders(folders: Sequence[Path], reserved_tool_names: frozenset[str]) -> Scan:
-    """Read and validate every schema file of `folders` (pure but for reading files)."""
-    definitions: dict[str, SchemaDefinition] = {}
-    problems: list[SchemaProblem] = []
-    for folder in folders:
-        try:
-            paths = _schema_files(folder)
-        except OSError as error:
-            problems.append(SchemaProblem(folder, f"the folder cannot be read: {error}"))
-            continue
-        in_folder: dict[str, Path] = {}
-        for path in paths:
-            try:
-                definition = _definition(path, reserved_tool_names)
-            except SchemaFileError as error:
-                problems.append(SchemaProblem(path, str(error)))
-                continue
-            first = in_folder.setdefault(definition.type_name, path)
-            if first != path:
-                problems.append(
-                    SchemaProblem(
-                        path,
-                        f"type {definition.type_name!r} is already defined by {first.name} in "
-                        "this folder; rename the type or remove one of the files",
-                    )
-                )
-                continue
-            definitions[definition.type_name] = definition
-    return Scan(definitions, problems)
 
 
 def plan_registration(
@@ -140,42 +91,6 @@ def plan_registration(
     return RegisterSchemas(registered=registered, retired=retired)
 
 
-def _schema_files(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.name.endswith(SUFFIX) and p.is_file())
-
-
-def _definition(path: Path, reserved_tool_names: frozenset[str]) -> SchemaDefinition:
-    """Raises SchemaFileError saying why the file cannot be used."""
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as error:
-        raise SchemaFileError(f"the file cannot be read: {error.strerror or error}") from None
-    except UnicodeDecodeError as error:
-        raise SchemaFileError(f"not valid UTF-8 (byte {error.start})") from None
-    try:
-        document = json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as error:
-        raise SchemaFileError(
-            f"not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
-        ) from None
-    schema = parse_schema(document)
-    clashes = [name for name in schema.tool_names if name in reserved_tool_names]
-    if clashes:
-        raise SchemaFileError(
-            f"type {schema.type_name!r} would define tool {clashes[0]}, which a built-in "
-            'tool already has; give the schema another "name"'
-        )
-    schema_json, digest = canonical_json(document)
-    return SchemaDefinition(schema.type_name, schema_json, digest, str(path))
-
-
-def _no_constant(name: str) -> Any:
-    # Python's json reads NaN and Infinity, which JSON (and the schema projection) refuse.
-    raise SchemaFileError(f"not valid JSON: {name} is not allowed")
-
-
 class SchemaRegistryActor(pykka.ThreadingActor):
     """Scans its folders on start and whenever the watcher sees a change."""
 
@@ -186,6 +101,8 @@ class SchemaRegistryActor(pykka.ThreadingActor):
         reserved_tool_names: frozenset[str],
         watch: bool = True,
         supervision: SupervisorHandle | None = None,
+        *,
+        limits: SchemaLimits | None = None,
     ) -> None:
         super().__init__()
         self._supervision = supervision
@@ -193,6 +110,7 @@ class SchemaRegistryActor(pykka.ThreadingActor):
         self._graph = graph
         self._reserved = reserved_tool_names
         self._watch = watch
+        self._limits = limits or SchemaLimits()
         self._problems: tuple[SchemaProblem, ...] = ()
         self._stop_watching = threading.Event()
         self._watcher: threading.Thread | None = None
@@ -226,7 +144,7 @@ class SchemaRegistryActor(pykka.ThreadingActor):
 
     def rescan(self) -> ScanReport:
         """Scan the folders and bring the schemas in force in line with them."""
-        scan = scan_folders(self._folders, self._reserved)
+        scan = scan_folders(self._folders, self._reserved, self._limits)
         self._log_new_problems(scan.problems)
         self._problems = tuple(scan.problems)
         records = self._graph.query_models_blocking(lambda m: m.schemas.records())

@@ -87,6 +87,7 @@ def start_actors(
                     STATIC_TOOL_NAMES,
                     settings.watch_schemas,
                     handle,
+                    limits=settings.schema_limits,
                 )
 
             registry_ref = start("schema_registry", registry).get(timeout=STOP_TIMEOUT)

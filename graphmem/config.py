@@ -11,6 +11,7 @@ import platformdirs
 
 from eventstore.log import Durability
 from graphmem.limits import InputLimits
+from projections.entity_schema import SchemaLimits
 
 
 class SettingsError(ValueError):
@@ -58,6 +59,7 @@ class Settings:
     schema_dirs: tuple[Path, ...] = ()
     schema_sets: tuple[str, ...] = ()
     watch_schemas: bool = True
+    schema_limits: SchemaLimits = field(default_factory=SchemaLimits)
     # Hooks as "module:callable", besides those installed as `graphmem.hooks` entry points.
     hooks: tuple[str, ...] = ()
     # Events folded between two checkpoints of the read models; 0 turns checkpoints off.
@@ -110,6 +112,11 @@ class Settings:
             ),
             schema_sets=_schema_sets(env.get("GRAPHMEM_SCHEMA_SETS", "")),
             watch_schemas=_flag(env, "GRAPHMEM_WATCH_SCHEMAS", default=True),
+            schema_limits=SchemaLimits(
+                max_file_bytes=_positive(
+                    env, "GRAPHMEM_MAX_SCHEMA_BYTES", SchemaLimits().max_file_bytes
+                )
+            ),
             hooks=tuple(_items(env.get("GRAPHMEM_HOOKS", ""))),
             checkpoint_every=_non_negative(env, "GRAPHMEM_CHECKPOINT_EVERY", 100_000),
             fast_calls=_flag(env, "GRAPHMEM_FAST_CALLS", default=True),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from graphmem.limits import InputLimits
+from projections.bounded_json import JsonShapeError, decode
 
 __all__ = [
     "LONE_SURROGATE",
@@ -117,6 +118,14 @@ def _json_kind(value: object) -> str:
     return _KINDS.get(type(value), "an object")
 
 
+def _shown(value: object) -> str:
+    """A short rendering of a scalar; a container is named by its kind (it may be huge, or
+    nested too deep to render)."""
+    if isinstance(value, list | dict):
+        return _json_kind(value)
+    return json.dumps(value, ensure_ascii=False)[:60]
+
+
 def read_memory_file(path: str | Path) -> ParsedMemory:
     """Parse an official memory file (JSONL or the legacy JSON document), tolerantly."""
     try:
@@ -127,11 +136,28 @@ def read_memory_file(path: str | Path) -> ParsedMemory:
 
 
 def parse_memory(data: bytes) -> ParsedMemory:
+    """The records of a memory file. Raises MemoryFileError only for a file that is one JSON
+    document refused for its shape (nested too deep, a number too long) with no line of it
+    holding a record; any other bad line is a problem in the result."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    legacy = _legacy_document(data)
+    try:
+        legacy = _legacy_document(data)
+    except JsonShapeError as error:
+        # JSONL with a hostile line makes the whole file look like that too; a legacy
+        # document has no line that holds a record on its own.
+        parsed = _parse_lines(data)
+        if parsed.entities or parsed.relations:
+            return parsed
+        raise MemoryFileError(
+            f"cannot import this JSON document: {error}; fix that value and import again"
+        ) from None
     if legacy is not None:
         return _parse_legacy(legacy)
+    return _parse_lines(data)
+
+
+def _parse_lines(data: bytes) -> ParsedMemory:
     parsed = ParsedMemory()
     builder = _Builder(parsed)
     for number, raw in enumerate(data.split(b"\n"), start=1):
@@ -144,20 +170,24 @@ def parse_memory(data: bytes) -> ParsedMemory:
         if not text.strip():
             continue
         try:
-            item = json.loads(text)
+            item = decode(text)
         except json.JSONDecodeError as error:
             builder.problem(where, number, f"not valid JSON ({error.msg} at column {error.colno})")
+            continue
+        except JsonShapeError as error:
+            builder.problem(where, number, f"not imported: {error}")
             continue
         builder.add(item, where, number)
     return parsed
 
 
 def _legacy_document(data: bytes) -> dict[str, Any] | None:
-    """The whole file as the legacy `{"entities": [...], "relations": [...]}` document."""
+    """The whole file as the legacy `{"entities": [...], "relations": [...]}` document; raises
+    JsonShapeError when the file is one JSON value refused for its shape."""
     if not data.lstrip().startswith(b"{"):
         return None
     try:
-        document = json.loads(data.decode("utf-8"))
+        document = decode(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
     if (
@@ -210,7 +240,7 @@ class _Builder:
         elif "type" not in item:
             self.problem(where, line, 'has no "type" (expected "entity" or "relation")')
         else:
-            shown = json.dumps(kind, ensure_ascii=False)[:60]
+            shown = _shown(kind)
             self.problem(where, line, f"unknown type {shown}: only entities and relations import")
 
     def _names_ok(

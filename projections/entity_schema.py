@@ -25,6 +25,7 @@ __all__ = [
     "PropertySchema",
     "Relationship",
     "SchemaFileError",
+    "SchemaLimits",
     "canonical_json",
     "parse_schema",
 ]
@@ -38,6 +39,18 @@ NAME_PROPERTY = "name"
 
 class SchemaFileError(ValueError):
     """A schema document is unusable; the message says what is wrong and how to fix it."""
+
+
+@dataclass(frozen=True)
+class SchemaLimits:
+    """How large a schema file may be. Its document is copied into the log on every change
+    and into every tools/list answer, so a 50 MB description would cost 100 MB of log and a
+    105 MB tool list; the defaults are far above any real schema (the shipped ones use under
+    4 KB, ten properties and 110-character descriptions)."""
+
+    max_file_bytes: int = 1 << 20
+    max_description_chars: int = 8_192
+    max_properties: int = 256
 
 
 class PropertyKind(StrEnum):
@@ -100,9 +113,12 @@ def canonical_json(document: Any) -> tuple[str, str]:
     return text, hashlib.sha256(text.encode()).hexdigest()
 
 
-def parse_schema(document: Any) -> EntitySchema:
-    """Validate a schema document (MemoryMesh's rules, plus kinds, enums and names); raises
-    SchemaFileError naming the first problem."""
+def parse_schema(document: Any, limits: SchemaLimits | None = None) -> EntitySchema:
+    """Validate a schema document (MemoryMesh's rules, plus kinds, enums and names, and
+    `limits` when given); raises SchemaFileError naming the first problem.
+
+    Files are checked against limits; documents already in the log are not (a limit lowered
+    later must not take a registered type out of force)."""
     if not isinstance(document, dict):
         raise SchemaFileError("the document must be a JSON object")
     name = document.get("name")
@@ -141,7 +157,31 @@ def parse_schema(document: Any) -> EntitySchema:
         else p
         for p in properties
     ]
-    return EntitySchema(type_name, description, tuple(properties), additional, document)
+    schema = EntitySchema(type_name, description, tuple(properties), additional, document)
+    if limits is not None:
+        _check_limits(schema, limits)
+    return schema
+
+
+def _check_limits(schema: EntitySchema, limits: SchemaLimits) -> None:
+    if len(schema.properties) > limits.max_properties:
+        raise SchemaFileError(
+            f"{len(schema.properties):,} properties; a schema may have at most "
+            f"{limits.max_properties:,}: split the type"
+        )
+    texts = [("the description", schema.description)]
+    for prop in schema.properties:
+        texts.append((f"property {prop.name!r}: the description", prop.description))
+        if prop.relationship is not None:
+            texts.append(
+                (f"property {prop.name!r}: relationship.description", prop.relationship.description)
+            )
+    for where, text in texts:
+        if len(text) > limits.max_description_chars:
+            raise SchemaFileError(
+                f"{where} is {len(text):,} characters long; the limit is "
+                f"{limits.max_description_chars:,}: shorten it"
+            )
 
 
 def _check_distinct_keys(properties: list[PropertySchema]) -> None:

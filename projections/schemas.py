@@ -3,7 +3,7 @@
 A schema is an element keyed by its type name, decided by last-writer-wins on the stamp like
 every other element (architecture §3), so every process sharing a log, and every replica, agrees
 on the schemas in force. A registered document that no longer parses (written by a newer
-graphmem, say) is kept out of force rather than failing the fold.
+graphmem, say) or is nested too deep is kept out of force rather than failing the fold.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import ClassVar
 import msgspec
 
 from eventstore.events import Envelope, SchemaRegistered, SchemaRetired, Stamp
+from projections.bounded_json import exceeds_depth
 from projections.entity_schema import EntitySchema, SchemaFileError, parse_schema
 
 __all__ = ["SchemaProjection", "SchemaRecord"]
@@ -119,8 +120,14 @@ class SchemaProjection:
 
 
 def _parsed(schema_json: str) -> EntitySchema | None:
+    # A document nested too deep (registered before files were bounded, or by hand) stays out
+    # of force like one that does not parse: the fold must not fail on it. The depth limit is
+    # a fixed number, so every process decides alike; RecursionError only comes far past it.
     try:
-        schema = parse_schema(msgspec.json.decode(schema_json))
-    except (msgspec.DecodeError, SchemaFileError):
+        document = msgspec.json.decode(schema_json)
+        if exceeds_depth(document):
+            return None
+        schema = parse_schema(document)
+    except (msgspec.DecodeError, SchemaFileError, RecursionError):
         return None
     return schema
