@@ -193,14 +193,14 @@ class AddNodes(CommandOf[AddNodesResult], frozen=True):
 
 
 class UpdateNodes(CommandOf[UpdateNodesResult], frozen=True):
-    updates: list[NodeUpdate]
+    updates: list[NodeUpdate] = msgspec.field(name="nodes")
 
 
 class DeleteNodes(CommandOf[DeleteNodesResult], frozen=True):
     """Delete nodes and every edge touching them. With `node_type` set (delete_<type>), each
     named node must exist with that type; without it, missing names are ignored."""
 
-    names: list[str]
+    names: list[Name] = msgspec.field(name="nodeNames")
     node_type: str | None = None
 
 
@@ -209,7 +209,7 @@ class AddEdges(CommandOf[AddEdgesResult], frozen=True):
 
 
 class UpdateEdges(CommandOf[UpdateEdgesResult], frozen=True):
-    updates: list[EdgeUpdate]
+    updates: list[EdgeUpdate] = msgspec.field(name="edges")
 
 
 class DeleteEdges(CommandOf[DeleteEdgesResult], frozen=True):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import msgspec
 from mcp import types
 
 from actors.commands import (
@@ -36,7 +37,6 @@ from graphmem.tools.base import (
     check_text,
 )
 from graphmem.tools.mesh_format import mesh_ok
-from graphmem.tools.mesh_values import edge_input_value, edge_key_value, node_input_value
 from graphmem.tools.schema import DRAFT_07
 from graphmem.tools.schema_definitions import tool_description, tool_input_schema
 from projections.entity_schema import EntitySchema
@@ -131,17 +131,17 @@ def _answer(schema: EntitySchema, action: Action, results: Sequence[CommandResul
             nodes = [n for r in results if isinstance(r, AddNodesResult) for n in r.nodes]
             edges = [e for r in results if isinstance(r, AddEdgesResult) for e in r.edges]
             data: dict[str, Any] = {
-                "nodes": [node_input_value(n) for n in nodes],
-                "edges": [edge_input_value(e) for e in edges],
+                "nodes": msgspec.to_builtins(nodes),
+                "edges": msgspec.to_builtins(edges),
             }
             name = nodes[0].name if nodes else ""
         case "update":
             update = next(r for r in results if isinstance(r, SetNodePropertiesResult))
             data = {
-                "updatedNode": node_input_value(update.node),
+                "updatedNode": msgspec.to_builtins(update.node),
                 "edgeChanges": {
-                    "removed": [edge_key_value(k) for k in update.removed_edges],
-                    "added": [edge_input_value(e) for e in update.added_edges],
+                    "removed": msgspec.to_builtins(update.removed_edges),
+                    "added": msgspec.to_builtins(update.added_edges),
                 },
             }
             name = update.node.name
@@ -150,7 +150,7 @@ def _answer(schema: EntitySchema, action: Action, results: Sequence[CommandResul
             name = deleted.deleted[0] if deleted.deleted else ""
             data = {
                 "deletedNode": name,
-                "removedEdges": [edge_key_value(k) for k in deleted.edges_removed],
+                "removedEdges": msgspec.to_builtins(deleted.edges_removed),
             }
     return mesh_ok(data, f"{_DONE[action]} {schema.type_name}: {name}", mutated=True)
 

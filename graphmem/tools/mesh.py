@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+import msgspec
 from mcp import types
 
 from actors.commands import (
@@ -20,11 +21,7 @@ from actors.commands import (
     DeleteMetadata,
     DeleteNodes,
     EdgeInput,
-    EdgeKey,
-    EdgeUpdate,
     MetadataChange,
-    NodeInput,
-    NodeUpdate,
     UpdateEdges,
     UpdateNodes,
 )
@@ -37,35 +34,27 @@ from graphmem.tools.base import (
     ToolInputError,
     ToolOutcome,
     ToolSpec,
-    check_contents,
     check_count,
     check_names,
     check_text,
 )
+from graphmem.tools.input_checks import check_command
 from graphmem.tools.mesh_args import (
     AddEdgesArgs,
-    AddNodesArgs,
-    DeleteEdgesArgs,
-    DeleteNodesArgs,
     MeshInputError,
     OpenArgs,
     SearchArgs,
-    UpdateEdgesArgs,
-    UpdateNodesArgs,
     add_metadata_changes,
-    check_edge_keys,
     check_weight,
     checked_changes,
     delete_metadata_changes,
+    mesh_command,
     parse,
 )
 from graphmem.tools.mesh_format import mesh_ok
 from graphmem.tools.mesh_values import (
-    edge_input_value,
-    edge_key_value,
     mesh_graph,
     neighbourhood,
-    node_input_value,
 )
 
 __all__ = ["MESH_TOOLS", "mesh_read"]
@@ -100,51 +89,24 @@ def _not_found(action: str, missing: Iterable[str]) -> str:
 
 
 async def add_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    tool = "add_nodes"
-    args = parse(tool, raw, AddNodesArgs)
-    limits = ctx.limits
-    check_count(tool, len(args.nodes), "nodes", limits.max_items)
-    for i, n in enumerate(args.nodes):
-        where = f"nodes[{i}]"
-        check_names(tool, limits, [(f"{where}.name", n.name), (f"{where}.nodeType", n.nodeType)])
-        check_count(tool, len(n.metadata), f"{where}.metadata", limits.max_items)
-        check_contents(tool, limits, f"{where}.metadata", n.metadata)
-    command = AddNodes([NodeInput(n.name, n.nodeType, list(n.metadata)) for n in args.nodes])
+    command = mesh_command("add_nodes", raw, AddNodes, ctx.limits)
     result = await ctx.graph.execute(command, ctx.cause)
     names = [n.name for n in result.nodes]
-    data = {"nodes": [node_input_value(n) for n in result.nodes]}
+    data = {"nodes": msgspec.to_builtins(result.nodes)}
     return mesh_ok(data, _listed("Added", "node", names), mutated=True)
 
 
 async def update_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    tool = "update_nodes"
-    args = parse(tool, raw, UpdateNodesArgs)
-    limits = ctx.limits
-    check_count(tool, len(args.nodes), "nodes", limits.max_items)
-    for i, n in enumerate(args.nodes):
-        where = f"nodes[{i}]"
-        check_names(tool, limits, [(f"{where}.name", n.name), (f"{where}.nodeType", n.nodeType)])
-        if n.metadata is not None:
-            check_count(tool, len(n.metadata), f"{where}.metadata", limits.max_items)
-            check_contents(tool, limits, f"{where}.metadata", n.metadata)
-    command = UpdateNodes(
-        [
-            NodeUpdate(n.name, n.nodeType, None if n.metadata is None else list(n.metadata))
-            for n in args.nodes
-        ]
-    )
+    command = mesh_command("update_nodes", raw, UpdateNodes, ctx.limits)
     result = await ctx.graph.execute(command, ctx.cause)
     names = [n.name for n in result.nodes]
-    data = {"nodes": [node_input_value(n) for n in result.nodes]}
+    data = {"nodes": msgspec.to_builtins(result.nodes)}
     return mesh_ok(data, _listed("Updated", "node", names), mutated=True)
 
 
 async def delete_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
-    tool = "delete_nodes"
-    args = parse(tool, raw, DeleteNodesArgs)
-    check_count(tool, len(args.nodeNames), "nodeNames", ctx.limits.max_items)
-    check_names(tool, ctx.limits, [(f"nodeNames[{i}]", n) for i, n in enumerate(args.nodeNames)])
-    result = await ctx.graph.execute(DeleteNodes(list(args.nodeNames)), ctx.cause)
+    command = mesh_command("delete_nodes", raw, DeleteNodes, ctx.limits)
+    result = await ctx.graph.execute(DeleteNodes(command.names), ctx.cause)
     action = _listed("Deleted", "node", result.deleted)
     if result.edges_removed:
         count = len(result.edges_removed)
@@ -152,7 +114,7 @@ async def delete_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     data = {
         "deleted": list(result.deleted),
         "notFound": list(result.not_found),
-        "edgesRemoved": [edge_key_value(k) for k in result.edges_removed],
+        "edgesRemoved": msgspec.to_builtins(result.edges_removed),
     }
     return mesh_ok(data, _not_found(action, result.not_found), mutated=True)
 
@@ -163,7 +125,6 @@ async def delete_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
 async def add_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "add_edges"
     args = parse(tool, raw, AddEdgesArgs)
-    check_edge_keys(tool, ctx.limits, args.edges)
     for i, e in enumerate(args.edges):
         check_weight(tool, f"edges[{i}].weight", e.weight)
     command = AddEdges(
@@ -172,50 +133,30 @@ async def add_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
             for e in args.edges
         ]
     )
+    check_command(tool, ctx.limits, command)
     result = await ctx.graph.execute(command, ctx.cause)
     texts = [_edge_text(e.from_entity, e.to_entity, e.edge_type) for e in result.edges]
-    data = {"edges": [edge_input_value(e) for e in result.edges]}
+    data = {"edges": msgspec.to_builtins(result.edges)}
     return mesh_ok(data, _listed("Added", "edge", texts), mutated=True)
 
 
 async def update_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "update_edges"
-    args = parse(tool, raw, UpdateEdgesArgs)
-    limits = ctx.limits
-    check_edge_keys(tool, limits, args.edges)
-    for i, e in enumerate(args.edges):
-        where = f"edges[{i}]"
-        check_weight(tool, f"{where}.weight", e.weight)
-        check_weight(tool, f"{where}.newWeight", e.newWeight)
-        check_names(
-            tool,
-            limits,
-            [
-                (f"{where}.newFrom", e.newFrom),
-                (f"{where}.newTo", e.newTo),
-                (f"{where}.newEdgeType", e.newEdgeType),
-            ],
-        )
-    command = UpdateEdges(
-        [
-            EdgeUpdate(
-                e.from_, e.to, e.edgeType, e.weight, e.newWeight, e.newFrom, e.newTo, e.newEdgeType
-            )
-            for e in args.edges
-        ]
-    )
+    command = mesh_command(tool, raw, UpdateEdges, ctx.limits)
+    for i, e in enumerate(command.updates):
+        check_weight(tool, f"edges[{i}].weight", e.weight)
+        check_weight(tool, f"edges[{i}].newWeight", e.new_weight)
     result = await ctx.graph.execute(command, ctx.cause)
     texts = [_edge_text(e.from_entity, e.to_entity, e.edge_type) for e in result.edges]
-    data = {"edges": [edge_input_value(e) for e in result.edges]}
+    data = {"edges": msgspec.to_builtins(result.edges)}
     return mesh_ok(data, _listed("Updated", "edge", texts), mutated=True)
 
 
 async def delete_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "delete_edges"
-    args = parse(tool, raw, DeleteEdgesArgs)
-    check_edge_keys(tool, ctx.limits, args.edges)
-    keys = [EdgeKey(e.from_, e.to, e.edgeType) for e in args.edges]
-    result = await ctx.graph.execute(DeleteEdges(keys), ctx.cause)
+    command = mesh_command(tool, raw, DeleteEdges, ctx.limits)
+    keys = command.edges
+    result = await ctx.graph.execute(command, ctx.cause)
     deleted = set(result.deleted)
     missing = [k for k in dict.fromkeys(keys) if k not in deleted]
     texts = [_edge_text(k.from_entity, k.to_entity, k.edge_type) for k in result.deleted]
@@ -224,8 +165,8 @@ async def delete_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         (_edge_text(k.from_entity, k.to_entity, k.edge_type) for k in missing),
     )
     data = {
-        "deleted": [edge_key_value(k) for k in result.deleted],
-        "notFound": [edge_key_value(k) for k in missing],
+        "deleted": msgspec.to_builtins(result.deleted),
+        "notFound": msgspec.to_builtins(missing),
     }
     return mesh_ok(data, action, mutated=True)
 

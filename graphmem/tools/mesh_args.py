@@ -19,27 +19,23 @@ from graphmem.tools.base import (
     invalid_arguments,
     parse_args,
 )
+from graphmem.tools.input_checks import check_command
 
 __all__ = [
     "AddEdgesArgs",
-    "AddNodesArgs",
-    "DeleteEdgesArgs",
-    "DeleteNodesArgs",
-    "EdgeKeyArg",
     "MeshInputError",
     "OpenArgs",
     "SearchArgs",
-    "UpdateEdgesArgs",
-    "UpdateNodesArgs",
     "add_metadata_changes",
-    "check_edge_keys",
     "check_weight",
     "checked_changes",
     "delete_metadata_changes",
+    "mesh_command",
     "parse",
 ]
 
 T = TypeVar("T")
+C = TypeVar("C", bound=msgspec.Struct)
 
 
 class MeshInputError(ToolInputError):
@@ -53,58 +49,17 @@ class MeshInputError(ToolInputError):
 # --- argument shapes (camelCase wire names; extra keys are ignored, as upstream) -------------
 
 
-class NodeArg(msgspec.Struct):
-    name: str
-    nodeType: str
-    metadata: list[str]
+class EdgeArg(msgspec.Struct):
+    """add_edges' edge: unlike EdgeInput, a null weight is accepted and means 1."""
 
-
-class AddNodesArgs(msgspec.Struct):
-    nodes: list[NodeArg]
-
-
-class NodeUpdateArg(msgspec.Struct):
-    name: str
-    nodeType: str | None = None
-    metadata: list[str] | None = None
-
-
-class UpdateNodesArgs(msgspec.Struct):
-    nodes: list[NodeUpdateArg]
-
-
-class DeleteNodesArgs(msgspec.Struct):
-    nodeNames: list[str]
-
-
-class EdgeKeyArg(msgspec.Struct):
     from_: str = msgspec.field(name="from")
     to: str = msgspec.field()
     edgeType: str = msgspec.field()
-
-
-class EdgeArg(EdgeKeyArg):
     weight: float | None = None
-
-
-class EdgeUpdateArg(EdgeKeyArg):
-    weight: float | None = None
-    newWeight: float | None = None
-    newFrom: str | None = None
-    newTo: str | None = None
-    newEdgeType: str | None = None
 
 
 class AddEdgesArgs(msgspec.Struct):
     edges: list[EdgeArg]
-
-
-class UpdateEdgesArgs(msgspec.Struct):
-    edges: list[EdgeUpdateArg]
-
-
-class DeleteEdgesArgs(msgspec.Struct):
-    edges: list[EdgeKeyArg]
 
 
 class NodeMetadataArgs(msgspec.Struct):
@@ -153,6 +108,14 @@ _EXAMPLES = {
 }
 
 
+def mesh_command(tool: str, raw: dict[str, Any], shape: type[C], limits: InputLimits) -> C:
+    """The tool's arguments as its command (a shape problem answered with an example call),
+    every field within the input limits (graphmem.tools.input_checks)."""
+    command = parse(tool, raw, shape)
+    check_command(tool, limits, command)
+    return command
+
+
 def parse(tool: str, raw: dict[str, Any], shape: type[T]) -> T:
     try:
         return parse_args(tool, raw, shape)
@@ -172,17 +135,6 @@ def check_weight(tool: str, where: str, weight: float | None) -> None:
         invalid_arguments(tool, f"{where} is {weight!r}: Edge weight must be between 0 and 1"),
         ["Give a weight from 0 (no confidence) to 1 (certain), or omit it for 1."],
     )
-
-
-def check_edge_keys(tool: str, limits: InputLimits, edges: Sequence[EdgeKeyArg]) -> None:
-    check_count(tool, len(edges), "edges", limits.max_items)
-    for i, e in enumerate(edges):
-        where = f"edges[{i}]"
-        check_names(
-            tool,
-            limits,
-            [(f"{where}.from", e.from_), (f"{where}.to", e.to), (f"{where}.edgeType", e.edgeType)],
-        )
 
 
 def _seed_change(tool: str, raw: dict[str, Any]) -> list[tuple[str, MetadataChange]]:

@@ -12,16 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from actors.commands import EdgeInput, EdgeKey, NodeInput
 from projections.graph import EntityView, GraphProjection, RelationView
 
 __all__ = [
-    "edge_input_value",
-    "edge_key_value",
     "edge_value",
     "mesh_graph",
     "neighbourhood",
-    "node_input_value",
     "node_value",
 ]
 
@@ -31,10 +27,6 @@ def node_value(e: EntityView) -> dict[str, Any]:
     return {"name": e.name, "nodeType": e.entity_type, "metadata": e.observations}
 
 
-def node_input_value(n: NodeInput) -> dict[str, Any]:
-    return {"name": n.name, "nodeType": n.node_type, "metadata": list(n.metadata)}
-
-
 def edge_value(r: RelationView) -> dict[str, Any]:
     return {
         "from": r.from_entity,
@@ -42,14 +34,6 @@ def edge_value(r: RelationView) -> dict[str, Any]:
         "edgeType": r.relation_type,
         "weight": r.weight,
     }
-
-
-def edge_input_value(e: EdgeInput) -> dict[str, Any]:
-    return {"from": e.from_entity, "to": e.to_entity, "edgeType": e.edge_type, "weight": e.weight}
-
-
-def edge_key_value(k: EdgeKey) -> dict[str, str]:
-    return {"from": k.from_entity, "to": k.to_entity, "edgeType": k.edge_type}
 
 
 def mesh_graph(graph: GraphProjection) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+import msgspec
 import pytest
 
 from actors.commands import Command, CreateEntities, CreateRelations, EdgeInput, EdgeKey, NodeInput
@@ -20,11 +21,8 @@ from graphmem.limits import InputLimits
 from graphmem.tools.base import ToolContext, ToolOutcome
 from graphmem.tools.mesh import MESH_TOOLS
 from graphmem.tools.mesh_values import (
-    edge_input_value,
-    edge_key_value,
     mesh_graph,
     neighbourhood,
-    node_input_value,
 )
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
@@ -101,19 +99,19 @@ def test_an_empty_graph_has_no_nodes_and_no_edges() -> None:
     assert mesh_graph(GraphProjection()) == {"nodes": [], "edges": []}
 
 
-def test_command_values_render_in_the_mesh_shape() -> None:
-    assert node_input_value(NodeInput("A", "thing", ["k: v"])) == {
+def test_command_inputs_encode_in_the_mesh_wire_shape() -> None:
+    assert msgspec.to_builtins(NodeInput("A", "thing", ["k: v"])) == {
         "name": "A",
         "nodeType": "thing",
         "metadata": ["k: v"],
     }
-    assert edge_input_value(EdgeInput("A", "B", "knows", 0.5)) == {
+    assert msgspec.to_builtins(EdgeInput("A", "B", "knows", 0.5)) == {
         "from": "A",
         "to": "B",
         "edgeType": "knows",
         "weight": 0.5,
     }
-    assert edge_key_value(EdgeKey("A", "B", "knows")) == {
+    assert msgspec.to_builtins(EdgeKey("A", "B", "knows")) == {
         "from": "A",
         "to": "B",
         "edgeType": "knows",
