@@ -88,7 +88,10 @@ def load_tokens(http: HttpSettings) -> tuple[NamedToken, ...]:
             raise TokenError(f"{where} holds no `name:token` line")
     names = [t.name for t in tokens]
     if duplicates := sorted({n for n in names if names.count(n) > 1}):
-        raise TokenError(f"token names must be unique; repeated: {', '.join(duplicates)}")
+        raise TokenError(
+            "token names must be unique in GRAPHMEM_HTTP_TOKEN_FILE (the name of "
+            f"GRAPHMEM_HTTP_TOKEN is {DEFAULT_TOKEN_NAME!r}); repeated: {', '.join(duplicates)}"
+        )
     return tuple(tokens)
 
 
