@@ -119,12 +119,9 @@ class SessionGuard:
     async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
         client = _client(scope)
         victims, refusal = self._admit(client)
-        for victim in victims:
-            await self._close(victim, scope)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        self._held[client] += 1
         opened: list[tuple[str, _Session]] = []
 
         async def register(message: Message) -> None:
@@ -145,6 +142,8 @@ class SessionGuard:
             await send(message)
 
         try:
+            for victim in victims:
+                await self._close(victim, scope)
             await self.app(scope, receive, register)
         finally:
             if opened:
@@ -157,7 +156,8 @@ class SessionGuard:
     def _admit(self, client: ClientKey) -> tuple[list[str], Response | None]:
         """Sessions to close to make room for one more of `client`'s, or why it gets none.
 
-        Runs with no await, so concurrent openings cannot both take the last place."""
+        Runs with no await and reserves the place, so concurrent openings cannot both take
+        the last one."""
         limits = self.limits
         victims = []
         if self._held[client] >= limits.per_client:
@@ -191,6 +191,7 @@ class SessionGuard:
                 "http_session_evicted", client=held_by[1], token=held_by[0], to_admit=client[1]
             )
             self._forget(victim)
+        self._held[client] += 1
         return victims, None
 
     def _idle_longest(self, client: ClientKey | None) -> str | None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
 import httpx2 as httpx
 import pytest
 from mcp import Client
@@ -27,6 +28,7 @@ REAP_BOUND = 60.0
 IDLE_SECONDS = 1
 GREEDY_SESSIONS = 300
 PER_CLIENT = 5
+CONCURRENT = 40
 IN_ALL = 10
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 INITIALIZE = {
@@ -96,6 +98,31 @@ async def test_a_client_opening_hundreds_of_sessions_keeps_only_its_share(
         assert created == [_entity("n")]
     log = limited.log_path.read_text(errors="replace")
     assert "Too many open sessions" not in log
+
+
+async def test_concurrent_openings_from_one_client_never_exceed_its_share(
+    limited: HttpService,
+) -> None:
+    with from_address("127.0.0.5") as greedy_first:
+        # Its share, idle: each concurrent opening below then closes one to make room.
+        opened = [open_session(greedy_first, limited) for _ in range(PER_CLIENT)]
+    transport = httpx.AsyncHTTPTransport(local_address="127.0.0.5")
+    async with httpx.AsyncClient(transport=transport, timeout=WAIT, headers=HEADERS) as greedy:
+
+        async def open_one() -> None:
+            answer = await greedy.post(limited.url, json=INITIALIZE)
+            # 429 when its share is all openings still under way (busy, so none is closed).
+            assert answer.status_code in (200, 429), answer.text
+            if answer.status_code == 200:
+                opened.append(answer.headers["mcp-session-id"])
+
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as openings:
+                for _ in range(CONCURRENT):
+                    openings.start_soon(open_one)
+    assert opened
+    with from_address("127.0.0.5") as greedy_again:
+        assert sum(is_open(greedy_again, limited, sid) for sid in opened) <= PER_CLIENT
 
 
 async def test_a_client_whose_sessions_are_all_busy_is_refused_and_no_one_else(
