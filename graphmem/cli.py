@@ -12,6 +12,7 @@ from tqdm import tqdm  # type: ignore[import-untyped]
 from graphmem import replay_cli
 from graphmem.app import running
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
+from graphmem.http_service import TokenError, exposure_problem, load_tokens
 from graphmem.inspect_cli import add_commands as add_inspect_commands
 from graphmem.inspect_cli import run_command as run_inspect_command
 from graphmem.logs import configure_logging
@@ -66,7 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         type=_host_port,
         metavar="HOST:PORT",
-        help="serve streamable HTTP instead of stdio (default 127.0.0.1:8765)",
+        help="serve streamable HTTP instead of stdio (default 127.0.0.1:8765); any host "
+        "but 127.0.0.1, localhost or ::1 needs a bearer token (GRAPHMEM_HTTP_TOKEN or "
+        "GRAPHMEM_HTTP_TOKEN_FILE)",
     )
     serve.add_argument(
         "--tools",
@@ -165,11 +168,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(settings: Settings, http: tuple[str, int] | None) -> int:
-    with running(settings, serve_stale=True) as app:
-        if http is None:
+    if http is None:
+        with running(settings, serve_stale=True) as app:
             serve_stdio(app)
-        else:
-            serve_http(app, *http)
+        return 0
+    # Checked before the store opens: an unsafe service must not start at all.
+    try:
+        tokens = load_tokens(settings.http)
+    except TokenError as error:
+        print(f"graphmem serve: {error}", file=sys.stderr)
+        return 2
+    if (unsafe := exposure_problem(http[0], tokens)) is not None:
+        print(f"graphmem serve: {unsafe}", file=sys.stderr)
+        return 2
+    with running(settings, serve_stale=True) as app:
+        serve_http(app, *http, tokens)
     return 0
 
 

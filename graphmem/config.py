@@ -46,6 +46,45 @@ def parse_tools(value: str, where: str = "GRAPHMEM_TOOLS") -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class HttpSettings:
+    """The shared HTTP service's guards: who may call it, by which names, and what it holds."""
+
+    # Bearer tokens: one unnamed (named "default") and/or a file of `name:token` lines.
+    token: str | None = field(default=None, repr=False)
+    token_file: Path | None = None
+    # Host and Origin values accepted besides those derived from the bind address.
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    # A session with no request in flight for this long is closed.
+    session_idle_seconds: float = 300.0
+    max_sessions: int = 1000
+    max_sessions_per_client: int = 100
+    # A connection must send a request's whole header within this many seconds.
+    header_timeout_seconds: float = 10.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> HttpSettings:
+        defaults = cls()
+        token_file = env.get("GRAPHMEM_HTTP_TOKEN_FILE")
+        return cls(
+            token=env.get("GRAPHMEM_HTTP_TOKEN") or None,
+            token_file=Path(token_file).expanduser() if token_file else None,
+            allowed_hosts=tuple(_items(env.get("GRAPHMEM_HTTP_ALLOWED_HOSTS", ""))),
+            allowed_origins=tuple(_items(env.get("GRAPHMEM_HTTP_ALLOWED_ORIGINS", ""))),
+            session_idle_seconds=_seconds(
+                env, "GRAPHMEM_HTTP_SESSION_IDLE_SECONDS", defaults.session_idle_seconds
+            ),
+            max_sessions=_positive(env, "GRAPHMEM_HTTP_MAX_SESSIONS", defaults.max_sessions),
+            max_sessions_per_client=_positive(
+                env, "GRAPHMEM_HTTP_MAX_SESSIONS_PER_CLIENT", defaults.max_sessions_per_client
+            ),
+            header_timeout_seconds=_seconds(
+                env, "GRAPHMEM_HTTP_HEADER_TIMEOUT_SECONDS", defaults.header_timeout_seconds
+            ),
+        )
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything configurable, with the defaults a fresh install runs on."""
 
@@ -66,6 +105,7 @@ class Settings:
     checkpoint_every: int = 100_000
     # Answer plain tools/call lines on stdio off the SDK's per-call pipeline (graphmem.fast_calls).
     fast_calls: bool = True
+    http: HttpSettings = field(default_factory=HttpSettings)
 
     @property
     def schema_folders(self) -> tuple[Path, ...]:
@@ -120,6 +160,7 @@ class Settings:
             hooks=tuple(_items(env.get("GRAPHMEM_HOOKS", ""))),
             checkpoint_every=_non_negative(env, "GRAPHMEM_CHECKPOINT_EVERY", 100_000),
             fast_calls=_flag(env, "GRAPHMEM_FAST_CALLS", default=True),
+            http=HttpSettings.from_env(env),
         )
 
     def with_data_dir(self, data_dir: str | Path) -> Settings:
@@ -179,4 +220,19 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
         value = 0
     if value <= 0:
         raise SettingsError(f"{name}={raw!r} must be a positive whole number (default {default})")
+    return value
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise SettingsError(
+            f"{name}={raw!r} must be a positive number of seconds (default {default:g})"
+        )
     return value

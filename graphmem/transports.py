@@ -12,9 +12,20 @@ import anyio
 import structlog
 import uvicorn
 from mcp.server.stdio import stdio_server
+from starlette.types import ASGIApp
 from uvicorn.server import HANDLED_SIGNALS
 
 from graphmem.app import App
+from graphmem.http_service import (
+    BearerAuth,
+    HostCheck,
+    InvalidIdCheck,
+    NamedToken,
+    SessionGuard,
+    SessionLimits,
+    header_timeout_protocol,
+    security_settings,
+)
 from graphmem.notifier import Notifier
 from graphmem.server import MemoryServer, build_server
 from graphmem.stdio_transport import fast_stdio_server, stdio_is_streamable
@@ -75,15 +86,52 @@ class _UvicornServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def serve_http(app: App, host: str, port: int) -> None:
+def _guarded_app(
+    server: MemoryServer, app: App, host: str, tokens: tuple[NamedToken, ...]
+) -> ASGIApp:
+    """The SDK's streamable-HTTP app behind the guards of `graphmem.http_service`."""
+    http = app.settings.http
+    security = security_settings(host, http.allowed_hosts, http.allowed_origins)
+    limits = SessionLimits(
+        max_sessions=http.max_sessions,
+        per_client=http.max_sessions_per_client,
+        idle_seconds=http.session_idle_seconds,
+    )
+    sdk_app = server.streamable_http_app(
+        streamable_http_path=HTTP_PATH,
+        host=host,
+        transport_security=security,
+        session_idle_timeout=http.session_idle_seconds,
+        # The guard admits sessions; the SDK's own cap only backs it up.
+        max_sessions=2 * http.max_sessions,
+    )
+    guarded: ASGIApp = SessionGuard(sdk_app, HTTP_PATH, limits)
+    guarded = InvalidIdCheck(guarded)
+    guarded = BearerAuth(guarded, tokens)
+    return HostCheck(guarded, security)
+
+
+def serve_http(app: App, host: str, port: int, tokens: tuple[NamedToken, ...] = ()) -> None:
+    """Serve streamable HTTP on host:port; `tokens` (required off loopback: the caller checks
+    with `http_service.exposure_problem`) are the bearer tokens clients must present."""
     with _serving(app) as (notifier, server):
-        asgi = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
-        config = uvicorn.Config(asgi, host=host, port=port, log_config=None, lifespan="on")
+        config = uvicorn.Config(
+            _guarded_app(server, app, host, tokens),
+            host=host,
+            port=port,
+            log_config=None,
+            lifespan="on",
+            http=header_timeout_protocol(app.settings.http.header_timeout_seconds),
+        )
         http = _UvicornServer(config)
 
         async def main() -> None:
             notifier.bind_loop(asyncio.get_running_loop())
-            log.info("http_listening", url=f"http://{host}:{port}{HTTP_PATH}")
+            log.info(
+                "http_listening",
+                url=f"http://{host}:{port}{HTTP_PATH}",
+                tokens=[t.name for t in tokens],
+            )
             await http.serve()
 
         asyncio.run(main())

@@ -9,12 +9,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 30.0
@@ -31,28 +34,29 @@ class HttpService:
     port: int
     data_dir: Path
     log_path: Path
+    host: str = HOST
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.port}/mcp"
+        return f"http://{self.host}:{self.port}/mcp"
 
     def log_tail(self) -> str:
         text = self.log_path.read_text(errors="replace")
         return f"--- last of {self.log_path} ---\n{text[-TAIL_CHARS:]}"
 
 
-def free_port() -> int:
+def free_port(host: str = HOST) -> int:
     # Another process could take the port before the service binds it; on loopback, in a
     # test run, that window is small enough to accept.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
+        probe.bind((host, 0))
         port: int = probe.getsockname()[1]
         return port
 
 
-def _accepts_connections(port: int) -> bool:
+def _accepts_connections(host: str, port: int) -> bool:
     try:
-        with socket.create_connection((HOST, port), timeout=1.0):
+        with socket.create_connection((host, port), timeout=1.0):
             return True
     except OSError:
         return False
@@ -63,7 +67,7 @@ def _wait_until_accepting(service: HttpService) -> None:
     # means the MCP session manager is ready.
     deadline = time.monotonic() + START_TIMEOUT
     pause = threading.Event()
-    while not _accepts_connections(service.port):
+    while not _accepts_connections(service.host, service.port):
         if service.process.poll() is not None:
             pytest.fail(
                 f"graphmem serve --http exited with {service.process.returncode} before "
@@ -99,11 +103,17 @@ def _stop(service: HttpService) -> None:
 
 @contextmanager
 def http_service(
-    data_dir: Path, log_path: Path, *, module: str = "graphmem", **env_extra: str
+    data_dir: Path,
+    log_path: Path,
+    *,
+    module: str = "graphmem",
+    host: str = HOST,
+    **env_extra: str,
 ) -> Iterator[HttpService]:
     """Run `python -m graphmem serve --http` on `data_dir` until the block ends (`module`: a
-    stand-in for graphmem, such as tests.e2e.upgraded_graphmem; `env_extra`: more settings)."""
-    port = free_port()
+    stand-in for graphmem, such as tests.e2e.upgraded_graphmem; `host`: a loopback address,
+    e.g. 127.0.0.2 to stand for one beyond loopback; `env_extra`: more settings)."""
+    port = free_port(host)
     user_schemas = data_dir / "user-schemas"  # never a developer's ~/.config/graphmem
     user_schemas.mkdir(parents=True, exist_ok=True)
     env = {
@@ -115,13 +125,13 @@ def http_service(
     }
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", module, "serve", "--http", f"{HOST}:{port}"],
+            [sys.executable, "-m", module, "serve", "--http", f"{host}:{port}"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
             env=env,
         )
-    service = HttpService(process, port, data_dir, log_path)
+    service = HttpService(process, port, data_dir, log_path, host)
     try:
         _wait_until_accepting(service)
     except BaseException:
@@ -132,3 +142,13 @@ def http_service(
         yield service
     finally:
         _stop(service)
+
+
+@asynccontextmanager
+async def bearer_client(url: str, token: str, mode: str = "auto") -> AsyncIterator[Client]:
+    """The SDK's client on `url`, sending `Authorization: Bearer <token>` with every request."""
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        yield client

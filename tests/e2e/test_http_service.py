@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2 as httpx
 import mcp.types as types
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -272,3 +273,27 @@ def test_the_graphmem_command_lists_its_commands() -> None:
     assert done.returncode == 0, done.stderr
     for command in ("serve", "import", "export", "--data-dir"):
         assert command in done.stdout
+
+
+INVALID_IDS = [{"an": "object"}, True, 1.5, None, [1]]
+
+
+def test_a_request_with_an_invalid_id_gets_the_invalid_request_error(
+    service: HttpService,
+) -> None:
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    with httpx.Client(timeout=WAIT, headers=headers) as client:
+        opened = client.post(service.url, content=INITIALIZE)
+        assert opened.status_code == 200, opened.text
+        headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+        headers["mcp-protocol-version"] = "2025-11-25"
+        for bad in INVALID_IDS:
+            request = {"jsonrpc": "2.0", "id": bad, "method": "tools/list"}
+            answer = client.post(service.url, json=request, headers=headers)
+            assert answer.status_code == 400, (bad, answer.status_code, answer.text)
+            error = answer.json()
+            assert error["id"] is None and error["error"]["code"] == -32600, error
+            assert "string or an integer" in error["error"]["message"]
+        # The session still serves a well-formed request.
+        fine = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+        assert client.post(service.url, json=fine, headers=headers).status_code == 200

@@ -110,3 +110,34 @@ def test_reading_the_configuration_does_not_import_the_mcp_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_http_service_settings_are_read_and_the_token_is_kept_out_of_repr(
+    tmp_path: Path,
+) -> None:
+    settings = Settings.from_env(
+        {
+            "GRAPHMEM_HTTP_TOKEN": "a-secret-of-some-length",
+            "GRAPHMEM_HTTP_TOKEN_FILE": str(tmp_path / "tokens"),
+            "GRAPHMEM_HTTP_ALLOWED_HOSTS": "memory.example, 10.0.0.5:8765",
+            "GRAPHMEM_HTTP_ALLOWED_ORIGINS": "https://app.example",
+            "GRAPHMEM_HTTP_SESSION_IDLE_SECONDS": "90",
+            "GRAPHMEM_HTTP_MAX_SESSIONS": "50",
+            "GRAPHMEM_HTTP_MAX_SESSIONS_PER_CLIENT": "5",
+            "GRAPHMEM_HTTP_HEADER_TIMEOUT_SECONDS": "2.5",
+        }
+    )
+    http = settings.http
+    assert http.token == "a-secret-of-some-length"
+    assert http.token_file == tmp_path / "tokens"
+    assert http.allowed_hosts == ("memory.example", "10.0.0.5:8765")
+    assert http.allowed_origins == ("https://app.example",)
+    assert (http.session_idle_seconds, http.header_timeout_seconds) == (90.0, 2.5)
+    assert (http.max_sessions, http.max_sessions_per_client) == (50, 5)
+    assert "a-secret-of-some-length" not in repr(settings)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan", "inf"])
+def test_http_timeouts_must_be_a_positive_number_of_seconds(value: str) -> None:
+    with pytest.raises(SettingsError, match="GRAPHMEM_HTTP_SESSION_IDLE_SECONDS"):
+        Settings.from_env({"GRAPHMEM_HTTP_SESSION_IDLE_SECONDS": value})
