@@ -28,8 +28,11 @@ HTTP_PATH = "/mcp"
 
 
 @contextlib.contextmanager
-def _serving(app: App) -> Iterator[tuple[Notifier, MemoryServer]]:
-    """The MCP server for `app`, with its notifier subscribed to the writer while serving."""
+def serving(app: App) -> Iterator[tuple[Notifier, MemoryServer]]:
+    """The MCP server for `app`, with its notifier subscribed to the writer while serving.
+
+    Every transport composes the server this way, and so do the in-memory tool tests
+    (tests/tools), so what they test is what a client reaches."""
     notifier = Notifier(announce_tool_changes="schema" in app.settings.tools)
     app.graph.subscribe(notifier.on_published)
     try:
@@ -50,7 +53,7 @@ def serve_stdio(app: App) -> None:
             guarded_read, guarded_write = await guard(read, write, group)
             await server.run(guarded_read, guarded_write, options)
 
-    with _serving(app) as (notifier, server):
+    with serving(app) as (notifier, server):
         anyio.run(main, notifier, server)
 
 
@@ -76,7 +79,7 @@ class _UvicornServer(uvicorn.Server):
 
 
 def serve_http(app: App, host: str, port: int) -> None:
-    with _serving(app) as (notifier, server):
+    with serving(app) as (notifier, server):
         asgi = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
         config = uvicorn.Config(asgi, host=host, port=port, log_config=None, lifespan="on")
         http = _UvicornServer(config)
