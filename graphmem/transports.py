@@ -39,8 +39,11 @@ HTTP_PATH = "/mcp"
 
 
 @contextlib.contextmanager
-def _serving(app: App) -> Iterator[tuple[Notifier, MemoryServer]]:
-    """The MCP server for `app`, with its notifier subscribed to the writer while serving."""
+def serving(app: App) -> Iterator[tuple[Notifier, MemoryServer]]:
+    """The MCP server for `app`, with its notifier subscribed to the writer while serving.
+
+    Every transport composes the server this way, and so do the in-memory tool tests
+    (tests/tools), so what they test is what a client reaches."""
     notifier = Notifier(announce_tool_changes="schema" in app.settings.tools)
     app.graph.subscribe(notifier.on_published)
     try:
@@ -61,7 +64,7 @@ def serve_stdio(app: App) -> None:
             guarded_read, guarded_write = await guard(read, write, group)
             await server.run(guarded_read, guarded_write, options)
 
-    with _serving(app) as (notifier, server):
+    with serving(app) as (notifier, server):
         anyio.run(main, notifier, server)
 
 
@@ -114,7 +117,7 @@ def _guarded_app(
 def serve_http(app: App, host: str, port: int, tokens: tuple[NamedToken, ...] = ()) -> None:
     """Serve streamable HTTP on host:port; `tokens` (required off loopback: the caller checks
     with `http_service.exposure_problem`) are the bearer tokens clients must present."""
-    with _serving(app) as (notifier, server):
+    with serving(app) as (notifier, server):
         config = uvicorn.Config(
             _guarded_app(server, app, host, tokens),
             host=host,

@@ -1,9 +1,8 @@
-"""read_history end to end: a real MCP client over stdio sees the provenance of every fact,
+"""read_history through a real MCP client (in memory): it sees the provenance of every fact,
 including the tool and the client (its clientInfo name) that wrote it."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -12,9 +11,8 @@ from typing import Any
 import mcp.types as types
 import pytest
 from mcp import ClientSession
-from mcp.client.stdio import stdio_client
 
-from tests.e2e.support import call, server_params, text, value
+from tests.tools.support import call, legacy_session, text, value
 
 pytestmark = pytest.mark.anyio
 
@@ -24,13 +22,8 @@ CLIENT = "history-e2e"
 @asynccontextmanager
 async def session(data_dir: Path) -> AsyncIterator[ClientSession]:
     """A handshake-era session whose clientInfo names it CLIENT."""
-    async with (
-        stdio_client(server_params(data_dir), errlog=sys.stderr) as (read, write),
-        ClientSession(
-            read, write, client_info=types.Implementation(name=CLIENT, version="1.0")
-        ) as opened,
-    ):
-        await opened.initialize()
+    client_info = types.Implementation(name=CLIENT, version="1.0")
+    async with legacy_session(data_dir, client_info=client_info) as opened:
         yield opened
 
 

@@ -1,5 +1,5 @@
-"""The extension tools and paging, end to end: a real MCP client over stdio, one server process
-per test (a fresh graph each time), errors included."""
+"""The extension tools and paging through a real MCP client (in memory), one server per test
+(a fresh graph each time), errors included."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from tests.e2e.support import call, legacy_session, text, value
+from tests.tools.support import call, legacy_session, text, value
 
 pytestmark = pytest.mark.anyio
 

@@ -1,5 +1,5 @@
-"""The schema family end to end (as MemoryMesh defines it): add_/update_/delete_<type> generated
-from schema files, through a real MCP client over stdio, on the graph the memory tools use."""
+"""The schema family (as MemoryMesh defines it): add_/update_/delete_<type> generated from
+schema files, through a real MCP client (in memory), on the graph the memory tools use."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import mcp.types as types
 import pytest
 from mcp import ClientSession
 
-from tests.e2e.support import call, legacy_session, text
+from tests.tools.support import call, legacy_session, text
 
 pytestmark = pytest.mark.anyio
 

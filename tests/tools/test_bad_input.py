@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from tests.e2e.support import call, legacy_session, text, value
+from tests.tools.support import call, legacy_session, text, value
 
 pytestmark = pytest.mark.anyio
 

@@ -1,5 +1,5 @@
-"""The mesh family (MemoryMesh's static tools) end to end: a real MCP client over stdio, one server
-process per test with the `mesh` profile, answers in MemoryMesh's {data, actionTaken, timestamp}
+"""The mesh family (MemoryMesh's static tools) through a real MCP client (in memory), one server
+per test with the `mesh` profile: answers in MemoryMesh's {data, actionTaken, timestamp}
 envelope and errors with suggestions."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, types
 
 from graphmem.notifier import GRAPH_URI
-from tests.e2e.support import call, legacy_session, modern_client, text
+from tests.tools.support import call, legacy_session, modern_client, text
 
 pytestmark = pytest.mark.anyio
 

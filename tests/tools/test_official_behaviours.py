@@ -1,5 +1,5 @@
-"""The official memory server's own test suite (contract A5), replayed over stdio against
-graphmem with a real MCP client. One server process per test: a fresh graph each time."""
+"""The official memory server's own test suite (contract A5), replayed against graphmem with a
+real MCP client (in memory). One server per test: a fresh graph each time."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from tests.e2e.support import call, legacy_session, text, value
+from tests.tools.support import call, legacy_session, text, value
 
 pytestmark = pytest.mark.anyio
 

@@ -1,19 +1,17 @@
-"""Tool profiles (GRAPHMEM_TOOLS, `serve --tools`): which families a server exposes, and which
-family answers where names clash."""
+"""Tool profiles (GRAPHMEM_TOOLS): which families a server exposes, and which family answers
+where names clash. How `serve --tools` and a bad profile reach the process: tests/e2e's
+test_tool_profile_options."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from mcp import ClientSession
-from mcp.client.stdio import stdio_client
 
 from graphmem.tools.catalog import MESH_TOOL_NAMES
-from tests.e2e.support import call, legacy_session, server_params, text
+from tests.tools.support import call, legacy_session, text
 
 pytestmark = pytest.mark.anyio
 
@@ -36,7 +34,6 @@ EXTENSIONS = {
     "read_conflicts",
 }
 HISTORY = {"read_history"}
-EXIT_TIMEOUT = 60.0
 
 
 async def tool_names(s: ClientSession) -> list[str]:
@@ -90,37 +87,3 @@ async def test_with_memory_and_mesh_the_mesh_shapes_answer_the_shared_names(
         "edges": [],
     }
     assert answer["actionTaken"].startswith("Read complete knowledge graph")
-
-
-async def test_the_tools_option_overrides_the_environment(tmp_path: Path) -> None:
-    params = server_params(tmp_path, tools="memory")
-    params = params.model_copy(update={"args": [*params.args, "--tools", "mesh"]})
-    async with (
-        stdio_client(params, errlog=sys.stderr) as (read, write),
-        ClientSession(read, write) as s,
-    ):
-        await s.initialize()
-        names = await tool_names(s)
-    assert sorted(names) == sorted(MESH_TOOL_NAMES)
-
-
-@pytest.mark.parametrize(
-    ("extra_args", "tools", "named"),
-    [([], "memory,graphs", "GRAPHMEM_TOOLS"), (["--tools", "everything"], None, "--tools")],
-)
-def test_an_unknown_tool_family_stops_the_server_with_a_message(
-    tmp_path: Path, extra_args: list[str], tools: str | None, named: str
-) -> None:
-    params = server_params(tmp_path, tools=tools)
-    done = subprocess.run(
-        [sys.executable, *params.args, *extra_args],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        env=params.env,
-        timeout=EXIT_TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 2
-    message = done.stderr.decode()
-    assert named in message and "memory, schema, mesh" in message
-    assert done.stdout == b""

@@ -14,8 +14,8 @@ import pytest
 from mcp import ClientSession
 
 from eventstore.lmdb_log import LmdbEventLog
-from tests.e2e.support import call, legacy_session, text, value, write_schema
 from tests.schema_samples import NPC_SCHEMA
+from tests.tools.support import call, legacy_session, text, value, write_schema
 
 pytestmark = pytest.mark.anyio
 
@@ -65,7 +65,7 @@ async def test_tightening_an_enum_reports_the_violating_entities_and_appends_onl
         await add_npcs(s, ("Gandalf", "Wizard"), ("Bilbo", "Thief"), ("Boromir", "Warrior"))
         clean = value(await call(s, "check_schemas", {}))
         assert clean["data"] == {"problems": [], "nonconforming": 0}
-        with LmdbEventLog.open(data) as peek:  # the server's log, shared as by any process
+        with LmdbEventLog.open(data) as peek:  # the server's log, as any other reader opens it
             before = peek.last_position()
 
         write_schema(folder, "npc", npc_with_roles("Wizard", "Warrior"))

@@ -1,4 +1,4 @@
-"""As-of reads end to end: while a real MCP client writes over stdio, the test records what
+"""As-of reads through a real MCP client (in memory): while it writes, the test records what
 read_graph, search_nodes and open_nodes answered and the log position after each step; asked
 later with `as_of` (that position, or the time of its event), every read answers the same, in
 both tool families and both protocol eras."""
@@ -28,7 +28,7 @@ from graphmem.limits import InputLimits
 from graphmem.tools.base import ToolContext, ToolInputError
 from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.mesh import MESH_TOOLS
-from tests.e2e.support import call, legacy_session, modern_client, text, value
+from tests.tools.support import call, legacy_session, modern_client, text, value
 
 pytestmark = pytest.mark.anyio
 
@@ -36,7 +36,7 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class LogWatch:
-    """The server's log, opened read-only beside it (the log is shared by processes)."""
+    """The server's log, opened beside it as any other reader opens it."""
 
     def __init__(self, event_log: LmdbEventLog) -> None:
         self.log = event_log
