@@ -31,18 +31,27 @@ def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _declared() -> set[str]:
+def _declared(*extras: str) -> set[str]:
     project = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
-    requirements = [*project["dependencies"], *project["optional-dependencies"]["dev"]]
+    optional = project["optional-dependencies"]
+    requirements = [*project["dependencies"], *(r for extra in extras for r in optional[extra])]
     return {_normalized(re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0]) for r in requirements}
 
 
-def test_every_package_the_tests_import_is_declared_for_a_dev_install() -> None:
+def _undeclared(folders: list[Path], declared: set[str]) -> dict[str, list[str] | None]:
     distributions = packages_distributions()
-    declared = _declared()
-    undeclared = {
+    modules = set().union(*(_imported_modules(folder) for folder in folders))
+    return {
         module: distributions.get(module)
-        for module in sorted(_imported_modules(REPO / "tests"))
+        for module in sorted(modules)
         if not {_normalized(d) for d in distributions.get(module, [module])} & declared
     }
-    assert undeclared == {}
+
+
+def test_every_package_the_tests_import_is_declared_for_a_dev_install() -> None:
+    assert _undeclared([REPO / "tests"], _declared("dev")) == {}
+
+
+def test_every_package_graphmem_imports_is_a_declared_dependency() -> None:
+    packages = [REPO / name for name in ("graphmem", "actors", "projections", "eventstore")]
+    assert _undeclared(packages, _declared()) == {}
