@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
+from sortedcontainers import SortedList
+
 from eventstore.events import (
     EntityCreated,
     EntityDeleted,
@@ -79,6 +81,10 @@ class GraphProjection(GraphReads):
         self._entities_last = _ZERO
         self._entities_unsorted = False
         self._alive = 0
+        # The alive names in name order, for paged listings (see GraphReads.entities_page):
+        # built on the first paged read, then kept by every alive/dead transition, so a page
+        # costs O(log n + page) in alive entities and nothing in dead ones. Not in snapshots.
+        self._by_name: SortedList[str] | None = None
         self._relations: dict[RelationKey, _Relation] = {}
         self._relations_last = _ZERO
         self._relations_unsorted = False
@@ -159,6 +165,8 @@ class GraphProjection(GraphReads):
                         last_name = event.name
                         last = entity
                         self._alive += 1
+                        if self._by_name is not None:
+                            self._by_name.add(event.name)
                         if stamp > self._entities_last:
                             self._entities_last = stamp
                         else:
@@ -208,6 +216,11 @@ class GraphProjection(GraphReads):
         alive = entity.alive = stamp > entity.deleted
         if alive is not was_alive:
             self._alive += 1 if alive else -1
+            if self._by_name is not None:
+                if alive:
+                    self._by_name.add(event.name)
+                else:
+                    self._by_name.remove(event.name)
         del entities[event.name]  # listing order follows the latest creation: move to the end
         entities[event.name] = entity
         if stamp > self._entities_last:
@@ -235,6 +248,8 @@ class GraphProjection(GraphReads):
         if entity.alive and stamp > entity.created:
             entity.alive = False
             self._alive -= 1
+            if self._by_name is not None:
+                self._by_name.remove(event.name)
             if entity.edges:
                 for relation in entity.edges:
                     self._refresh(relation)
