@@ -40,7 +40,12 @@ from eventstore.events import (
 )
 from projections.graph_reads import GraphReads
 from projections.graph_records import _ZERO, RelationKey, _add_edge, _Entity, _Relation, _Stamp
-from projections.graph_snapshot import SnapshotError, decode_snapshot, encode_snapshot
+from projections.graph_snapshot import (
+    SnapshotError,
+    decode_snapshot,
+    encode_snapshot,
+    held_base,
+)
 from projections.views import EntityView, GraphSnapshot, RelationView
 
 __all__ = [
@@ -184,7 +189,7 @@ class GraphProjection(GraphReads):
                     dst = get_entity(key[1])
                     if src is not None and dst is not None:
                         visible = src.alive and dst.alive
-                        relation = _Relation(key, stamp, event, _ZERO, visible)
+                        relation = _Relation(key, stamp, held_base(event), _ZERO, visible)
                         if new_relation(key, relation) is relation:
                             self._relations_last = stamp
                             if visible:
@@ -342,7 +347,7 @@ class GraphProjection(GraphReads):
                 # The usual case: known endpoints, in order and newer than every creation, so
                 # visible iff both endpoints are alive.
                 visible = src.alive and dst.alive
-                relation = relations[key] = _Relation(key, stamp, event, _ZERO, visible)
+                relation = relations[key] = _Relation(key, stamp, held_base(event), _ZERO, visible)
                 _add_edge(src, relation)
                 if dst is not src:
                     _add_edge(dst, relation)
@@ -354,7 +359,7 @@ class GraphProjection(GraphReads):
         if stamp <= relation.created:
             return  # an older creation loses every write to the newer one
         relation.created = stamp
-        relation.base = event
+        relation.base = held_base(event)
         if relation.updates:
             kept = {f: write for f, write in relation.updates.items() if write[0] > stamp}
             relation.updates = kept or None

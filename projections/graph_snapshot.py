@@ -112,6 +112,14 @@ _PLAIN = RelationCreated(from_entity="", to_entity="", relation_type="")
 # What a plain creation holds after its key, field by field.
 _PLAIN_TAIL = astuple(_PLAIN)[3:]
 
+
+def held_base(event: RelationCreated) -> RelationCreated:
+    """What a relation record holds as the base `event` wrote: for a plain creation (every
+    attribute at its default, the usual case) the shared _PLAIN, as a restore holds it, so a
+    long-running fold keeps no event object (and its properties dict) per relation."""
+    return _PLAIN if astuple(event)[3:] == _PLAIN_TAIL else event
+
+
 # Field getters for C-level passes over records and keys.
 _HLC = attrgetter("hlc")
 _ORIGIN = attrgetter("origin")
@@ -253,8 +261,13 @@ def _occurrence_columns(records: list[_Entity]) -> dict[str, Any]:
             packed_at.append(i)
             packed.append(entity.packed)
         elif occ:
+            # Kept packed from now on, as a restore would hold it: a long-running process
+            # holds no more per occurrence than a fresh one (a stamp object and a dict slot
+            # each, otherwise), and its next snapshot reuses these bytes.
+            entity.packed = encode(_Occurrences(list(occ.values()), list(occ)))
+            entity.occ = {}
             packed_at.append(i)
-            packed.append(encode(_Occurrences(list(occ.values()), list(occ))))
+            packed.append(entity.packed)
     return {"packed_at": _packed_ints("I", packed_at), "packed": packed}
 
 
