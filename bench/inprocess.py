@@ -26,6 +26,17 @@ def rss_mib() -> float:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def rss_parts_mib() -> dict[str, float]:
+    """Resident memory split: `anon` (the heap: what the process holds) and `file` (pages of
+    mapped files, the LMDB log among them: the kernel's cache, reclaimable, shared)."""
+    parts = {"anon": 0.0, "file": 0.0}
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(("RssAnon:", "RssFile:")):
+                parts[line[3:7].lower()] = round(int(line.split()[1]) / 1024, 1)
+    return parts
+
+
 @asynccontextmanager
 async def served(data_dir: Path) -> AsyncIterator[Call]:
     """`call(tool, arguments)` on a server over `data_dir`, for the duration of the block."""

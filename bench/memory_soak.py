@@ -32,7 +32,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from bench.inprocess import Call, entity_arg, name_of, rss_mib, seed, served
+from bench.inprocess import Call, entity_arg, name_of, rss_mib, rss_parts_mib, seed, served
 
 CYCLE_CALLS = 6
 
@@ -50,6 +50,14 @@ async def _cycle(call: Call, i: int, window: int) -> None:
     await call("read_graph", {"limit": 10, "offset": i % window})
     if i >= window:
         await call("delete_entities", {"entityNames": [name_of(i - window)]})
+
+
+def _memory() -> dict[str, float]:
+    return {
+        "rss_mib": round(rss_mib(), 1),
+        **{f"rss_{k}_mib": v for k, v in rss_parts_mib().items()},
+        "traced_mib": round(_traced_mib(), 1),
+    }
 
 
 def _traced_mib() -> float:
@@ -72,6 +80,7 @@ async def _soak(data_dir: Path, calls: int, window: int, trace: bool) -> dict[st
                     {
                         "calls": (i + 1) * CYCLE_CALLS,
                         "rss_mib": round(rss_mib(), 1),
+                        **{f"rss_{k}_mib": v for k, v in rss_parts_mib().items()},
                         "traced_mib": round(_traced_mib(), 1),
                     }
                 )
@@ -80,7 +89,7 @@ async def _soak(data_dir: Path, calls: int, window: int, trace: bool) -> dict[st
         await call("search_nodes", {"query": "uid"})
         await call("read_graph", {"limit": 10, "offset": 0})
         gc.collect()
-        live = {"rss_mib": round(rss_mib(), 1), "traced_mib": round(_traced_mib(), 1)}
+        live = _memory()
     first, last = samples[0], samples[-1]
     span = last["calls"] - first["calls"]
     return {
@@ -119,7 +128,7 @@ async def _fresh_here(data_dir: Path, trace: bool) -> dict[str, Any]:
         await call("search_nodes", {"query": "uid"})
         await call("read_graph", {"limit": 10, "offset": 0})
         gc.collect()
-        return {"rss_mib": round(rss_mib(), 1), "traced_mib": round(_traced_mib(), 1)}
+        return _memory()
 
 
 def soak(args: argparse.Namespace) -> dict[str, Any]:

@@ -140,12 +140,18 @@ class GraphProjection(GraphReads):
         # record looked up (a name's record never changes once made).
         last_name = ""
         last: _Entity | None = None
+        last_hlc = -1
         try:
             for envelope in envelopes:
                 event: Any = envelope.event
                 kind = type(event)
                 origin = envelope.origin
-                stamp = stamp_of(envelope.hlc, same_origin(origin, origin), envelope.origin_seq)
+                hlc = envelope.hlc
+                if hlc == last_hlc:
+                    hlc = last_hlc  # a transaction's events share one clock reading: one int
+                else:
+                    last_hlc = hlc
+                stamp = stamp_of(hlc, same_origin(origin, origin), envelope.origin_seq)
                 if envelope.position > position:  # noqa: PLR1730 (a call costs more, per event)
                     position = envelope.position
                 if kind is observation_added:

@@ -336,7 +336,11 @@ def _restored(cls: type[GraphProjection], state: _Snapshot) -> GraphProjection:
         origin_of: Iterator[str] = repeat(origins[origin[0]])
     else:
         origin_of = map(origins.__getitem__, origin)
-    table = [_ZERO, *map(_Stamp, hlc, origin_of, seq)]
+    # The events of one transaction share a clock reading: their stamps share its int too
+    # (a fold shares them the same way), which keeps a stamp of a large graph a third smaller.
+    hlcs = hlc.tolist()
+    shared: dict[int, int] = {}
+    table = [_ZERO, *map(_Stamp, map(shared.setdefault, hlcs, hlcs), origin_of, seq)]
     relations = _restore_relations(graph, state, table)
     _restore_entities(graph, state, table, relations)
     graph.position = state.position
@@ -386,7 +390,11 @@ def _restore_entities(
     for i in state.dead:
         records[i].alive = False
     for i, at in state.deleted:
-        records[i].deleted = table[at]
+        record = records[i]
+        deleted = table[at]
+        # A tombstone's watermark is its deletion, mostly (as the fold leaves it): one object
+        # for both, where the table has two, keeps each deleted entity a stamp smaller.
+        record.deleted = record.watermark if deleted == record.watermark else deleted
     for i in state.unsorted:
         records[i].occ_unsorted = True
     for i, deletions in state.content_deleted:
