@@ -148,7 +148,7 @@ class GraphProjection(GraphReads):
                 origin = envelope.origin
                 hlc = envelope.hlc
                 if hlc == last_hlc:
-                    hlc = last_hlc  # a transaction's events share one clock reading: one int
+                    hlc = last_hlc  # a transaction's events share their clock reading's int
                 else:
                     last_hlc = hlc
                 stamp = stamp_of(hlc, same_origin(origin, origin), envelope.origin_seq)
