@@ -8,10 +8,15 @@ calls go; at the end the server stops and a fresh process starts on the same dat
 one search and one page, and reports its RSS: what the long run holds beyond it is what it
 accumulated per call. With `--trace`, tracemalloc counts the Python heap the same way (slower).
 
+`stdio`: the same cycles sent to a real `graphmem serve` subprocess over stdio (bench.rpc),
+its RSS read from /proc; then a fresh `graphmem serve` on the same data dir answers one search
+and one page. This adds the transport and the MCP SDK's per-call state to what is measured.
+
 `deleted`: `--live` entities kept after `--deleted` were created and deleted (bench.inprocess
 seed), then the RSS of a fresh process on that data dir: what deleted history costs a start.
 
 Run: python -m bench.memory_soak soak [--calls 100000] [--window 500] [--trace]
+     python -m bench.memory_soak stdio [--calls 100000] [--window 500]
      python -m bench.memory_soak deleted [--live 5000] [--deleted 60000]
      [--json bench/results/memory.json] [--label after]
 Another tree (the code before a change): copy this file and bench/inprocess.py into it and run
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.inprocess import Call, entity_arg, name_of, rss_mib, rss_parts_mib, seed, served
+from bench.rpc import RpcClient, base_env
 
 CYCLE_CALLS = 6
 
@@ -58,6 +64,80 @@ def _memory() -> dict[str, float]:
         **{f"rss_{k}_mib": v for k, v in rss_parts_mib().items()},
         "traced_mib": round(_traced_mib(), 1),
     }
+
+
+def _process_memory(pid: int) -> dict[str, float]:
+    parts = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(("VmRSS:", "RssAnon:", "RssFile:")):
+                key = {"VmRSS:": "rss_mib", "RssAnon:": "rss_anon_mib", "RssFile:": "rss_file_mib"}
+                parts[key[line.split()[0]]] = round(int(line.split()[1]) / 1024, 1)
+    return parts
+
+
+class _RpcCall:
+    """bench.inprocess's `call`, over a real server's stdio."""
+
+    def __init__(self, client: RpcClient) -> None:
+        self.client = client
+
+    async def __call__(self, tool: str, arguments: dict[str, Any]) -> Any:
+        reply = self.client.call(tool, arguments)
+        if reply.failed:
+            raise RuntimeError(f"{tool} failed: {reply.describe()}")
+        return reply
+
+
+def _serve(data_dir: Path) -> RpcClient:
+    env = base_env(GRAPHMEM_DIR=str(data_dir), GRAPHMEM_LOG_LEVEL="WARNING")
+    client = RpcClient(
+        [sys.executable, "-m", "graphmem", "serve"], env, data_dir.parent / "stderr.log"
+    )
+    client.initialize()
+    return client
+
+
+def stdio(args: argparse.Namespace) -> dict[str, Any]:
+    cycles = args.calls // CYCLE_CALLS
+    samples = []
+    with tempfile.TemporaryDirectory(prefix="graphmem-stdio-") as scratch:
+        data_dir = Path(scratch) / "data"
+        with _serve(data_dir) as client:
+            call = _RpcCall(client)
+            every = max(1, cycles // 10)
+            for i in range(cycles):
+                asyncio.run(_cycle(call, i, args.window))
+                if (i + 1) % every == 0:
+                    samples.append({"calls": (i + 1) * CYCLE_CALLS, **_process_memory(client.pid)})
+                    print(f"  {samples[-1]}", flush=True)
+            long_run = _process_memory(client.pid)
+        with _serve(data_dir) as client:
+            client.call("search_nodes", {"query": "uid"})
+            client.call("read_graph", {"limit": 10, "offset": 0})
+            fresh = _process_memory(client.pid)
+    first, last = samples[0], samples[-1]
+    span = last["calls"] - first["calls"]
+    result = {
+        "calls": cycles * CYCLE_CALLS,
+        "window": args.window,
+        "samples": samples,
+        "long_run": long_run,
+        "fresh": fresh,
+        "long_run_minus_fresh_rss_mib": round(long_run["rss_mib"] - fresh["rss_mib"], 1),
+        "long_run_minus_fresh_anon_mib": round(long_run["rss_anon_mib"] - fresh["rss_anon_mib"], 1),
+        "rss_kib_per_call_after_first_sample": round(
+            (last["rss_mib"] - first["rss_mib"]) * 1024 / span, 3
+        )
+        if span
+        else None,
+    }
+    print(
+        f"{args.label}: stdio server, {result['calls']:,} calls: long run {long_run}, fresh "
+        f"process {fresh}",
+        flush=True,
+    )
+    return result
 
 
 def _traced_mib() -> float:
@@ -174,7 +254,7 @@ def deleted(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["soak", "deleted", "fresh"])
+    parser.add_argument("mode", choices=["soak", "stdio", "deleted", "fresh"])
     parser.add_argument("data_dir", nargs="?", type=Path, help="fresh: the data dir")
     parser.add_argument("--calls", type=int, default=100_000)
     parser.add_argument("--window", type=int, default=500)
@@ -187,7 +267,8 @@ def main() -> None:
     if args.mode == "fresh":
         print(json.dumps(asyncio.run(_fresh_here(args.data_dir, args.trace))))
         return
-    result = soak(args) if args.mode == "soak" else deleted(args)
+    modes = {"soak": soak, "stdio": stdio, "deleted": deleted}
+    result = modes[args.mode](args)
     if args.json is not None:
         existing = json.loads(args.json.read_text()) if args.json.exists() else {}
         existing.setdefault(args.label, {})[args.mode] = result
