@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
+from sortedcontainers import SortedList
+
 from eventstore.events import (
     EntityCreated,
     EntityDeleted,
@@ -38,7 +40,12 @@ from eventstore.events import (
 )
 from projections.graph_reads import GraphReads
 from projections.graph_records import _ZERO, RelationKey, _add_edge, _Entity, _Relation, _Stamp
-from projections.graph_snapshot import SnapshotError, decode_snapshot, encode_snapshot
+from projections.graph_snapshot import (
+    SnapshotError,
+    decode_snapshot,
+    encode_snapshot,
+    held_base,
+)
 from projections.views import EntityView, GraphSnapshot, RelationView
 
 __all__ = [
@@ -79,6 +86,10 @@ class GraphProjection(GraphReads):
         self._entities_last = _ZERO
         self._entities_unsorted = False
         self._alive = 0
+        # The alive names in name order, for paged listings (see GraphReads.entities_page):
+        # built on the first paged read, then kept by every alive/dead transition, so a page
+        # costs O(log n + page) in alive entities and nothing in dead ones. Not in snapshots.
+        self._by_name: SortedList[str] | None = None
         self._relations: dict[RelationKey, _Relation] = {}
         self._relations_last = _ZERO
         self._relations_unsorted = False
@@ -129,12 +140,18 @@ class GraphProjection(GraphReads):
         # record looked up (a name's record never changes once made).
         last_name = ""
         last: _Entity | None = None
+        last_hlc = -1
         try:
             for envelope in envelopes:
                 event: Any = envelope.event
                 kind = type(event)
                 origin = envelope.origin
-                stamp = stamp_of(envelope.hlc, same_origin(origin, origin), envelope.origin_seq)
+                hlc = envelope.hlc
+                if hlc == last_hlc:
+                    hlc = last_hlc  # a transaction's events share their clock reading's int
+                else:
+                    last_hlc = hlc
+                stamp = stamp_of(hlc, same_origin(origin, origin), envelope.origin_seq)
                 if envelope.position > position:  # noqa: PLR1730 (a call costs more, per event)
                     position = envelope.position
                 if kind is observation_added:
@@ -159,6 +176,8 @@ class GraphProjection(GraphReads):
                         last_name = event.name
                         last = entity
                         self._alive += 1
+                        if self._by_name is not None:
+                            self._by_name.add(event.name)
                         if stamp > self._entities_last:
                             self._entities_last = stamp
                         else:
@@ -176,7 +195,7 @@ class GraphProjection(GraphReads):
                     dst = get_entity(key[1])
                     if src is not None and dst is not None:
                         visible = src.alive and dst.alive
-                        relation = _Relation(key, stamp, event, _ZERO, visible)
+                        relation = _Relation(key, stamp, held_base(event), _ZERO, visible)
                         if new_relation(key, relation) is relation:
                             self._relations_last = stamp
                             if visible:
@@ -208,6 +227,11 @@ class GraphProjection(GraphReads):
         alive = entity.alive = stamp > entity.deleted
         if alive is not was_alive:
             self._alive += 1 if alive else -1
+            if self._by_name is not None:
+                if alive:
+                    self._by_name.add(event.name)
+                else:
+                    self._by_name.remove(event.name)
         del entities[event.name]  # listing order follows the latest creation: move to the end
         entities[event.name] = entity
         if stamp > self._entities_last:
@@ -235,6 +259,8 @@ class GraphProjection(GraphReads):
         if entity.alive and stamp > entity.created:
             entity.alive = False
             self._alive -= 1
+            if self._by_name is not None:
+                self._by_name.remove(event.name)
             if entity.edges:
                 for relation in entity.edges:
                     self._refresh(relation)
@@ -327,7 +353,7 @@ class GraphProjection(GraphReads):
                 # The usual case: known endpoints, in order and newer than every creation, so
                 # visible iff both endpoints are alive.
                 visible = src.alive and dst.alive
-                relation = relations[key] = _Relation(key, stamp, event, _ZERO, visible)
+                relation = relations[key] = _Relation(key, stamp, held_base(event), _ZERO, visible)
                 _add_edge(src, relation)
                 if dst is not src:
                     _add_edge(dst, relation)
@@ -339,7 +365,7 @@ class GraphProjection(GraphReads):
         if stamp <= relation.created:
             return  # an older creation loses every write to the newer one
         relation.created = stamp
-        relation.base = event
+        relation.base = held_base(event)
         if relation.updates:
             kept = {f: write for f, write in relation.updates.items() if write[0] > stamp}
             relation.updates = kept or None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import msgspec
+from sortedcontainers import SortedList
 
 from eventstore.events import Stamp
 from projections.graph_records import RelationKey, _Entity, _Relation, _Stamp
@@ -26,6 +27,7 @@ class GraphReads:
     _entities_last: _Stamp
     _entities_unsorted: bool
     _alive: int
+    _by_name: SortedList[str] | None
     _relations: dict[RelationKey, _Relation]
     _relations_last: _Stamp
     _relations_unsorted: bool
@@ -145,6 +147,21 @@ class GraphReads:
         for name, entity in tuple(self._entities.items()):
             if entity.alive:
                 yield EntityView(name, entity.entity_type, self._contents(entity))
+
+    def entities_page(self, offset: int, limit: int | None) -> list[EntityView]:
+        """The alive entities in name order, skipping `offset`, then at most `limit` (None: the
+        rest): `sorted(entities(), key=name)[offset:offset + limit]`, at O(log n + page) once
+        the name index is built (by the first call, in one sort of the alive names)."""
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = SortedList(self.entity_names())
+        stop = None if limit is None else offset + limit
+        entities = self._entities
+        return [
+            EntityView(name, entity.entity_type, self._contents(entity))
+            for name in by_name.islice(offset, stop)
+            for entity in (entities[name],)
+        ]
 
     def entity_names(self) -> list[str]:
         """Names of the alive entities (in no promised order: cheaper than `entities()`)."""

@@ -70,6 +70,10 @@ class _Result:
     problems: tuple[Problem, ...]
 
 
+# Names noted before the view may give up remembering them and parse everything instead.
+_DIRTY_BOUND = 1024
+
+
 class SchemaViewProjection:
     """Typed fields and conformance problems per entity, kept current lazily (pure, no I/O).
 
@@ -99,6 +103,8 @@ class SchemaViewProjection:
 
     def note(self, envelopes: Iterable[Envelope]) -> None:
         """Remember which entities and schema types the applied envelopes touched (cheap)."""
+        if self._full:
+            return  # the next query parses every entity: there is nothing to remember
         dirty = self._dirty
         for envelope in envelopes:
             event = envelope.event
@@ -108,6 +114,12 @@ class SchemaViewProjection:
                 dirty.add(event.name)
             elif isinstance(event, SchemaRegistered | SchemaRetired):
                 self._changed_types.add(event.type_name)
+        if len(dirty) > _DIRTY_BOUND and len(dirty) > self._graph.entity_count():
+            # More names to re-read than there are entities: parsing them all costs no more,
+            # and a server that is never asked would otherwise remember every name it touched.
+            self._full = True
+            self._dirty = set()
+            self._changed_types = set()
 
     # --- queries --------------------------------------------------------------------------
 

@@ -164,10 +164,14 @@ class SearchProjection:
     name = "search"
     version = 1
 
-    def __init__(self, *, segment_size: int = SEGMENT_SIZE, buckets: int = BUCKETS) -> None:
-        """`segment_size` and `buckets` tune the filter (tests make them tiny)."""
+    def __init__(
+        self, *, segment_size: int = SEGMENT_SIZE, buckets: int = BUCKETS, hollow_min: int = 64
+    ) -> None:
+        """`segment_size` and `buckets` tune the filter, `hollow_min` how many emptied
+        segments it holds at least before it starts over (tests make them tiny)."""
         self._segment_size = segment_size
         self._buckets = buckets
+        self._hollow_min = hollow_min
         self.reset()
 
     def note(self, envelopes: Iterable[Envelope]) -> None:
@@ -225,6 +229,9 @@ class SearchProjection:
         self._maybe_unordered = False
         self._bits: list[int] = [0] * self._buckets  # bucket -> bitset of segment slots
         self._unfiltered: set[int] = set()  # slots with fresh texts or due a recomputation
+        # Segments emptied by removals. New entities go last, so a graph whose entities come
+        # and go leaves a trail of them, and every bitset grows a bit per segment ever made.
+        self._hollow = 0
 
     def search(self, graph: EntitySource, query: str) -> list[str]:
         """Names of alive entities whose name, type or an observation contains `query`."""
@@ -299,6 +306,18 @@ class SearchProjection:
         added.sort()
         for key, name in added:
             self._append(name, entity_text(self._entity(graph, name)), key)
+        # Emptied segments: more than `hollow_min`, and more than those in use.
+        if self._hollow > max(self._hollow_min, len(self._segments) - self._hollow):
+            self._compact(graph)
+
+    def _compact(self, graph: EntitySource) -> None:
+        """Index the alive entities anew, in as few segments as they need: what the index
+        holds then depends on the graph alone, not on how many entities came and went (a
+        build reads each alive entity once; it comes after at least `hollow_min` segments'
+        worth of removals, so its cost is spread over those)."""
+        self.note_names(self._where)
+        self._begin_build(graph)
+        self._build_some(sys.maxsize)
 
     @staticmethod
     def _entity(graph: EntitySource, name: str) -> _Entity:
@@ -389,6 +408,8 @@ class SearchProjection:
         del segment.names[index]
         del texts[index]
         segment.stale += 1
+        if not segment.names:
+            self._hollow += 1
         self._unfiltered.add(segment.slot)
 
     def _append(self, name: str, text: str, key: Stamp) -> None:
@@ -396,6 +417,8 @@ class SearchProjection:
         segments = self._segments
         if not segments or len(segments[-1].names) >= self._segment_size:
             segments.append(_Segment(len(segments), [], []))
+        elif not segments[-1].names:
+            self._hollow -= 1  # an emptied last segment fills again
         segment = segments[-1]
         segment.names.append(name)
         segment.edit().append(text)
