@@ -6,6 +6,7 @@ same dir shares one SharedEnv, reference counted and closed by its last user.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import secrets
@@ -16,7 +17,7 @@ from contextlib import contextmanager
 import lmdb
 
 from eventstore import keys
-from eventstore.log import Durability, LogError
+from eventstore.log import Durability, LogError, StorageError, StorageKind
 
 _logger = logging.getLogger(__name__)
 
@@ -25,6 +26,45 @@ _MIN_MAP_SIZE = 64 * 1024
 # Grow before a write once the file uses this share of the map, so that MapFullError (which
 # costs a wasted attempt) stays the exception.
 _GROW_AT_NUM, _GROW_AT_DEN = 3, 4
+
+
+_KIND_OF_ERRNO = {
+    errno.EROFS: StorageKind.READ_ONLY,
+    errno.EACCES: StorageKind.READ_ONLY,
+    errno.EPERM: StorageKind.READ_ONLY,
+    errno.ENOSPC: StorageKind.DISK_FULL,
+    errno.EDQUOT: StorageKind.DISK_FULL,
+    errno.EFBIG: StorageKind.FILE_TOO_LARGE,
+    errno.ENOTDIR: StorageKind.NOT_A_DIRECTORY,
+    errno.EEXIST: StorageKind.NOT_A_DIRECTORY,  # makedirs: a file is in the way
+}
+# LMDB's own verdicts on the file: not an environment, or one damaged past reading.
+_NOT_A_LOG = (
+    lmdb.InvalidError,
+    lmdb.CorruptedError,
+    lmdb.PageNotFoundError,
+    lmdb.VersionMismatchError,
+    lmdb.IncompatibleError,
+)
+
+
+def storage_error(error: lmdb.Error | OSError, path: str | os.PathLike[str]) -> StorageError:
+    """What the file system (through LMDB or os) refused, as a StorageError of its kind.
+
+    py-lmdb raises OSError for some errno failures and a bare lmdb.Error ("what: strerror")
+    for others, so the kind is found from the errno if there is one, else from the text.
+    """
+    where = os.fspath(path)
+    detail = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    if isinstance(error, OSError) and error.errno in _KIND_OF_ERRNO:
+        return StorageError(_KIND_OF_ERRNO[error.errno], where, f"lmdb: {detail}")
+    if isinstance(error, _NOT_A_LOG):
+        return StorageError(StorageKind.NOT_A_LOG, where, f"lmdb: {detail}")
+    text = str(error)
+    for code, kind in _KIND_OF_ERRNO.items():
+        if os.strerror(code) in text:
+            return StorageError(kind, where, f"lmdb: {os.strerror(code)}")
+    return StorageError(StorageKind.OTHER, where, f"lmdb: {detail}")
 
 
 class ResizeGate:
@@ -164,7 +204,18 @@ class SharedEnv:
                 return  # another thread grew it while we waited
             info = self.env.info()
             used = (info["last_pgno"] + 1) * self.psize
-            self.env.set_mapsize(max(info["map_size"], used) * 2)
+            wanted = max(info["map_size"], used) * 2
+            try:
+                self.env.set_mapsize(wanted)
+            except lmdb.Error as error:
+                # MDB_MAP_FULL is the map's limit, not the disk's: growing it is the remedy,
+                # and when the map cannot grow that is what the caller must hear.
+                fault = storage_error(error, self.path)
+                raise StorageError(
+                    StorageKind.MAP,
+                    self.path,
+                    f"the memory map cannot grow to {wanted} bytes ({fault.detail})",
+                ) from error
 
     def adopt_resize(self) -> None:
         """Take on the map size another process grew the environment to."""
@@ -219,7 +270,10 @@ def acquire(
     The first opener's durability and sync interval decide the environment's flags; a strict
     log on an environment opened everysec syncs after each of its own commits instead.
     """
-    os.makedirs(path, exist_ok=True)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        raise storage_error(error, path) from error
     key = os.path.realpath(path)
     with _registry_lock:
         shared = _registry.get(key)
@@ -228,7 +282,10 @@ def acquire(
                 raise LogError(f"{key} was opened before fork(); open logs after forking")
             shared.refs += 1
             return shared
-        shared = SharedEnv(key, durability, map_size)
+        try:
+            shared = SharedEnv(key, durability, map_size)
+        except (lmdb.Error, OSError) as error:
+            raise storage_error(error, key) from error
         shared.start_syncer(sync_interval)
         _registry[key] = shared
         return shared
