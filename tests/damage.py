@@ -82,3 +82,15 @@ def write_people(data_dir: Path, count: int = 10) -> int:
                 ]
             )
         return event_log.last_position()
+
+
+def damage_open_log(event_log: LmdbEventLog, position: int, kind: Kind = "junk") -> None:
+    """Like damage_event, through a log this process holds open (LMDB refuses to open the
+    environment twice in one process)."""
+    env = event_log.env
+    log_db = env.open_db(b"log")
+    key = struct.pack(">Q", position)
+    with env.begin(write=True, db=log_db) as txn:
+        original = txn.get(key)
+        assert original is not None, f"no event at position {position}"
+        txn.put(key, damaged(bytes(original), position, kind))
