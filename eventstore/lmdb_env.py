@@ -10,11 +10,15 @@ import errno
 import logging
 import os
 import secrets
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import lmdb
+
+if sys.platform != "win32":
+    import resource
 
 from eventstore import keys
 from eventstore.log import Durability, LogError, StorageError, StorageKind
@@ -64,7 +68,36 @@ def storage_error(error: lmdb.Error | OSError, path: str | os.PathLike[str]) -> 
     for code, kind in _KIND_OF_ERRNO.items():
         if os.strerror(code) in text:
             return StorageError(kind, where, f"lmdb: {os.strerror(code)}")
+    if os.strerror(errno.EIO) in text:
+        found = _diagnose_short_write(where)
+        if found is not None:
+            return StorageError(found[0], where, f"lmdb: {detail}; {found[1]}")
     return StorageError(StorageKind.OTHER, where, f"lmdb: {detail}")
+
+
+# Less than this left on the disk, or under the file size limit, explains a failed write.
+_LOW_SPACE = 1 << 20
+
+
+def _diagnose_short_write(path: str) -> tuple[StorageKind, str] | None:
+    """Why a write came up short, if the disk or the file size limit says so.
+
+    LMDB reports a write that stored only part of its pages as EIO, not as the ENOSPC or
+    EFBIG that stopped it: a full disk (or a file size limit) is seen so, from the outside.
+    """
+    try:
+        stats = os.statvfs(path)
+        size = os.path.getsize(os.path.join(path, "data.mdb"))
+    except OSError:
+        return None
+    free = stats.f_bavail * stats.f_frsize
+    if free < _LOW_SPACE:
+        return StorageKind.DISK_FULL, f"{free} bytes free on its file system"
+    if sys.platform != "win32":
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY and size + _LOW_SPACE > limit:
+            return StorageKind.FILE_TOO_LARGE, f"the file size limit is {limit} bytes"
+    return None
 
 
 class ResizeGate:

@@ -137,7 +137,7 @@ def running(
     settings: Settings, *, load_schemas: bool = True, serve_stale: bool = False
 ) -> Iterator[App]:
     """Open the data dir and run the actors for the duration of the block (see start_actors)."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # LmdbEventLog.open creates the data dir, and says so when the file system refuses.
     event_log = LmdbEventLog.open(
         settings.data_dir, durability=settings.durability, node_id=settings.node_id
     )
