@@ -165,13 +165,16 @@ class GraphWriterActor(pykka.ThreadingActor):
     def _load(self) -> None:
         started = time.perf_counter()
         self._restore_models()
-        self._catch_up(start_up=True)
+        self._catch_up(start_up=True)  # decodes strictly: damage in the tail is raised here
         log.info(
             "graph_loaded",
             position=self._graph.position,
             entities=self._graph.entity_count(),
             seconds=round(time.perf_counter() - started, 3),
             checkpoint=self._checkpoints.graph_at,
+            # Events after the checkpoint, each decoded and checked; those before it are
+            # verified by `graphmem check` only.
+            verified_tail=self._graph.position - self._checkpoints.graph_at,
         )
         if self._checkpoint_due(1):
             self.actor_ref.tell(_CheckpointDue())
