@@ -311,6 +311,11 @@ class GraphWriterActor(pykka.ThreadingActor):
         batch, self._pending = self._pending, []
         try:
             caught_up, outcomes = self._log.transact(lambda txn: self._decide_batch(txn, batch))
+        except DamagedLogError as fault:  # met catching up on other processes' appends
+            self._enter_fault(fault)
+            for item in batch:
+                item.reply.fail(fault)
+            return
         except StorageError as fault:
             # The disk refused the commit (full, read-only): expected, not a bug; nothing of
             # the batch is stored, and the next batch starts from the committed log.

@@ -121,9 +121,13 @@ def verify_log(event_log: LmdbEventLog, *, now_ms: int | None = None) -> LogRepo
             for origin in report.origins.values():
                 origin.last_tx = _UNKNOWN  # it may have been any node's: do not blame the next
             continue
-        what = _envelope_problem(
-            report.origins.setdefault(envelope.origin, _Origin()), envelope, latest_ms
-        )
+        node = report.origins.get(envelope.origin)
+        if node is None:
+            # After an unreadable record, the node's previous event may have been that one.
+            node = report.origins[envelope.origin] = _Origin(
+                last_tx=_UNKNOWN if report.unreadable else 0
+            )
+        what = _envelope_problem(node, envelope, latest_ms)
         if what is not None:
             report.problems.append(Problem(f"event at position {position}", what, position))
     _verify_index(event_log, report)
