@@ -5,6 +5,7 @@ msgspec error and never an envelope folded out of place."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 
 import msgspec
 
@@ -14,6 +15,7 @@ from eventstore.log import DamagedLogError
 # msgspec raises DecodeError (ValidationError is one) for bytes that are not an envelope, and
 # RecursionError for nesting past its limit.
 _UNDECODABLE = (msgspec.DecodeError, RecursionError)
+_POSITION = attrgetter("position")
 
 
 def decode_record(raw: bytes, position: int, path: str | None = None) -> Envelope:
@@ -35,19 +37,16 @@ def decode_records(
     """The envelopes of consecutive records, the first at position `first`, up to the first
     damaged one (then DamagedLogError): what precedes a damage still reads.
 
-    Every record must decode to an envelope, at C speed in one go (a replay decodes
-    millions); positions are compared at both ends of the run only (comparing every one cost
-    a fifth of decoding), so a sound envelope stored under another position inside a run is
-    left to `graphmem check` (eventstore.verify), which compares every one. Once something
-    is wrong, the records are decoded one by one to name it.
+    Decoded, and every position compared, at C speed in one go: a replay decodes millions
+    (the comparison costs 0.05 us an event, a sixteenth of decoding). Once something is
+    wrong, the records are decoded one by one to name it.
     """
     try:
         envelopes = list(map(decode_envelope, raws))
     except _UNDECODABLE:
         envelopes = []
-    if len(envelopes) == len(raws) and (
-        not envelopes
-        or (envelopes[0].position == first and envelopes[-1].position == first + len(raws) - 1)
+    if len(envelopes) == len(raws) and list(map(_POSITION, envelopes)) == list(
+        range(first, first + len(raws))
     ):
         yield from envelopes
         return

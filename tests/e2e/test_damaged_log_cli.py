@@ -54,8 +54,6 @@ def test_a_command_reading_a_damaged_log_says_where_in_one_line(
     _names_the_damage(fault_line(done), 17)
 
 
-# A sound envelope under another position inside a chunk of reads is left to `check` (see
-# eventstore.records); at the log's first and last position a replay catches it too.
 # Each kind once, at the start, the middle or the end of the log (bounded: a process each).
 REFOLD_CASES = list(zip(KINDS, [1, 21, EVENTS, 1, EVENTS, 21], strict=True))
 
