@@ -36,9 +36,14 @@ def run_check(settings: Settings, out: TextIO, err: TextIO) -> int:
 
 def summarize(report: LogReport) -> str:
     checkpoints = len(report.checkpoints)
+    events = (
+        f"{report.events} events (positions 1-{report.last_position}) from "
+        f"{len(report.origins)} node(s)"
+        if report.events
+        else "no events yet"
+    )
     return (
-        f"the log in {report.path} is sound: {report.events} events (positions 1-"
-        f"{report.last_position}) from {len(report.origins)} node(s), {checkpoints} "
+        f"the log in {report.path} is sound: {events}, {checkpoints} "
         f"checkpoint{'' if checkpoints == 1 else 's'}, all verified"
     )
 

@@ -94,3 +94,20 @@ def damage_open_log(event_log: LmdbEventLog, position: int, kind: Kind = "junk")
         original = txn.get(key)
         assert original is not None, f"no event at position {position}"
         txn.put(key, damaged(bytes(original), position, kind))
+
+
+def append_damaged(data_dir: Path, kind: Kind = "junk") -> int:
+    """Append one record that is already damaged (as a writer in another process might leave
+    it), in one write, so that no reader sees it whole first; returns its position."""
+    env = lmdb.open(str(data_dir), max_dbs=8)
+    try:
+        log_db = env.open_db(b"log")
+        with env.begin(write=True, db=log_db) as txn:
+            cursor = txn.cursor()
+            last = struct.unpack(">Q", cursor.key())[0] if cursor.last() else 0
+            sound = txn.get(struct.pack(">Q", last)) if last else None
+            original = bytes(sound) if sound is not None else b""
+            txn.put(struct.pack(">Q", last + 1), damaged(original, last + 1, kind))
+        return last + 1
+    finally:
+        env.close()

@@ -6,10 +6,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import mcp.types as types
 import pytest
 
-from tests.damage import KINDS, Kind, damage_checkpoint, damage_event, write_people
+from tests.damage import (
+    KINDS,
+    Kind,
+    append_damaged,
+    damage_checkpoint,
+    damage_event,
+    write_people,
+)
 from tests.e2e.cli_support import fault_line, graphmem
+from tests.e2e.support import call, legacy_session
 
 pytestmark = pytest.mark.slow
 
@@ -137,3 +146,25 @@ def test_check_reports_a_checkpoint_whose_checksum_fails(data_dir: Path) -> None
 def test_check_of_a_dir_without_a_log_says_so(tmp_path: Path) -> None:
     line = fault_line(graphmem(tmp_path / "nothing", "check"))
     assert "no graphmem log" in line
+
+
+@pytest.mark.anyio
+async def test_a_server_that_meets_damage_answers_tool_calls_with_it(data_dir: Path) -> None:
+    async with legacy_session(data_dir, errlog=None) as session:
+        first = await call(session, "read_graph", {})
+        assert not first.is_error
+        # Another process appends a record that is damaged on disk (after the schema
+        # events the server wrote at start).
+        position = append_damaged(data_dir, "junk")
+
+        for tool in ("read_graph", "create_entities"):
+            arguments = (
+                {"entities": [{"name": "Ann", "entityType": "person", "observations": []}]}
+                if tool == "create_entities"
+                else {}
+            )
+            result = await call(session, tool, arguments)
+            assert result.is_error, result
+            text = result.content[0]
+            assert isinstance(text, types.TextContent)
+            _names_the_damage(text.text, position)
