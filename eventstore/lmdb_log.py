@@ -119,6 +119,12 @@ class LmdbEventLog:
         return self._checkpoints
 
     @property
+    def shared(self) -> SharedEnv:
+        """The environment and its sub-databases, for this package's readers of raw records
+        (eventstore.verify); read through `read`, never write through it."""
+        return self._require_open()
+
+    @property
     def env(self) -> lmdb.Environment:
         """The shared environment, for stats; never open transactions on it directly."""
         return self._require_open().env

@@ -165,7 +165,7 @@ def _envelope_problem(origin: _Origin, envelope: Envelope, latest_ms: int) -> st
 
 def _records(event_log: LmdbEventLog) -> Iterator[tuple[bytes, bytes]]:
     """Every (key, value) of the log sub-database, in key order, a chunk per transaction."""
-    log_db = event_log._require_open().log_db
+    log_db = event_log.shared.log_db
     after: bytes | None = None
 
     def chunk(txn: lmdb.Transaction) -> list[tuple[bytes, bytes]]:
@@ -185,7 +185,7 @@ def _records(event_log: LmdbEventLog) -> Iterator[tuple[bytes, bytes]]:
 
 def _verify_index(event_log: LmdbEventLog, report: LogReport) -> None:
     """The origins index must hold exactly the log's (node, sequence) -> position pairs."""
-    origins_db = event_log._require_open().origins_db
+    origins_db = event_log.shared.origins_db
 
     def scan(txn: lmdb.Transaction) -> tuple[dict[bytes, list[int]], list[bytes]]:
         found: dict[bytes, list[int]] = {}
@@ -223,7 +223,7 @@ def _verify_index(event_log: LmdbEventLog, report: LogReport) -> None:
 def _verify_counters(event_log: LmdbEventLog, report: LogReport) -> None:
     """A node's stored sequence counter must not lag its events: the next append would reuse
     a number."""
-    meta_db = event_log._require_open().meta_db
+    meta_db = event_log.shared.meta_db
 
     def counters(txn: lmdb.Transaction) -> dict[str, int]:
         found: dict[str, int] = {}
@@ -244,7 +244,7 @@ def _verify_counters(event_log: LmdbEventLog, report: LogReport) -> None:
 
 
 def _verify_checkpoints(event_log: LmdbEventLog, report: LogReport) -> None:
-    shared = event_log._require_open()
+    shared = event_log.shared
 
     def verdicts(txn: lmdb.Transaction) -> list[CheckpointVerdict]:
         view = LmdbCheckpointRecords(txn, shared)
