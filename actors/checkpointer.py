@@ -16,7 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import structlog
 
 from eventstore.checkpoints import Retention
-from eventstore.log import Checkpoint, EventLog
+from eventstore.log import Checkpoint, EventLog, StorageError
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
 from projections.schemas import SchemaProjection
@@ -263,6 +263,10 @@ class Checkpointer:
                     )
                 )
             written = self._log.checkpoints.save(*items, retention=self._retention)
+        except StorageError as fault:  # a full or read-only disk: expected, no stack
+            log.warning("checkpoint_save_failed", position=position, reason=str(fault))
+            self.graph_at = position
+            return
         except Exception:  # checkpoints are an optimisation: a failure must not stop writes
             log.exception("checkpoint_save_failed", position=position)
             self.graph_at = position

@@ -23,7 +23,7 @@ from actors.rebuild import BackgroundFold, Folded, Models, RebuildResult, fold_l
 from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorHandle
 from eventstore.events import Cause, Envelope
-from eventstore.log import EventLog, LogTransaction
+from eventstore.log import DamagedLogError, EventLog, LogTransaction, StorageError
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
 from projections.history import HistoryProjection
@@ -108,11 +108,18 @@ class GraphWriterActor(pykka.ThreadingActor):
         checkpoint_every: int | None = CHECKPOINT_EVERY,
         checkpoints_kept: int = CHECKPOINTS_KEPT,
         serve_stale: bool = False,
+        ready: Reply[None] | None = None,
     ) -> None:
         """`serve_stale`: a long-running server's choice. When the only checkpoints are of an
         earlier projection version this one still reads (after an upgrade), answer from them
-        while a background rebuild folds the log anew, instead of refolding before serving."""
+        while a background rebuild folds the log anew, instead of refolding before serving.
+        `ready` is settled once the start-up fold is done: ok, or failed with why it could
+        not load the log (whoever starts the writer waits on it, bounded)."""
         super().__init__()
+        self._ready = ready
+        # Set when the stored log is damaged (DamagedLogError): nothing can be folded past
+        # it, so every request is answered with it from then on (a restart would fail again).
+        self._fault: DamagedLogError | None = None
         self._log = event_log
         self._subscribers = subscribers or Subscribers()
         self._supervision = supervision
@@ -139,29 +146,58 @@ class GraphWriterActor(pykka.ThreadingActor):
     # --- pykka hooks ----------------------------------------------------------------------
 
     def on_start(self) -> None:
+        # pykka neither calls on_failure nor answers queued tells when on_start raises, so a
+        # failure here is settled on `ready` for whoever waits on the start.
+        try:
+            self._load()
+        except DamagedLogError as fault:
+            self._enter_fault(fault)
+            if self._ready is not None:
+                self._ready.fail(fault)
+            return
+        except BaseException as error:
+            if self._ready is not None:
+                self._ready.fail(error)
+            raise
+        if self._ready is not None:
+            self._ready.ok(None)
+
+    def _load(self) -> None:
         started = time.perf_counter()
         self._restore_models()
-        self._catch_up(start_up=True)
+        self._catch_up(start_up=True)  # decodes strictly: damage in the tail is raised here
         log.info(
             "graph_loaded",
             position=self._graph.position,
             entities=self._graph.entity_count(),
             seconds=round(time.perf_counter() - started, 3),
             checkpoint=self._checkpoints.graph_at,
+            # Events after the checkpoint, each decoded and checked; those before it are
+            # verified by `graphmem check` only.
+            verified_tail=self._graph.position - self._checkpoints.graph_at,
         )
         if self._checkpoint_due(1):
             self.actor_ref.tell(_CheckpointDue())
         self._rebuild_if_stale()
 
     def on_receive(self, message: Any) -> Any:
+        if self._fault is not None:
+            _fail(message, self._fault)
+            return None
         try:
             self._handle(message)
             if self._pending and self.actor_inbox.empty():
                 # Commands wait for the inbox to run dry (group commit); when the last message
                 # was not one that commits them, commit them now.
                 self._flush()
+        except DamagedLogError as fault:
+            self._enter_fault(fault)
+            self._fail_pending(fault)
+            _fail(message, fault)
+            return None
         except Exception as error:  # a bug: fail what is waiting, then let the supervisor restart
             self._fail_pending(error)
+            _fail(message, error)
             raise
         # Saving a checkpoint makes whatever is queued wait: do it when idle, unless overdue.
         if self._checkpoint_due(1 if self.actor_inbox.empty() else 2):
@@ -169,6 +205,9 @@ class GraphWriterActor(pykka.ThreadingActor):
         return None
 
     def on_stop(self) -> None:
+        if self._fault is not None:
+            self._drain_inbox()
+            return  # models folded short of a damaged record: never checkpointed
         self._flush()
         self._abandon_rebuild(pykka.ActorDeadError("the graph writer stopped during a rebuild"))
         self._drain_inbox()
@@ -181,6 +220,13 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._drain_inbox()
         if self._supervision is not None:
             self._supervision.report_failure(exc_info[1])
+
+    def _enter_fault(self, fault: DamagedLogError) -> None:
+        self._fault = fault
+        self._abandon_rebuild(fault)
+        log.error(
+            "log_damaged", position=fault.position, reason=fault.reason, refusing_requests=True
+        )
 
     # --- messages -------------------------------------------------------------------------
 
@@ -265,6 +311,18 @@ class GraphWriterActor(pykka.ThreadingActor):
         batch, self._pending = self._pending, []
         try:
             caught_up, outcomes = self._log.transact(lambda txn: self._decide_batch(txn, batch))
+        except DamagedLogError as fault:  # met catching up on other processes' appends
+            self._enter_fault(fault)
+            for item in batch:
+                item.reply.fail(fault)
+            return
+        except StorageError as fault:
+            # The disk refused the commit (full, read-only): expected, not a bug; nothing of
+            # the batch is stored, and the next batch starts from the committed log.
+            log.error("log_commit_failed", commands=len(batch), reason=str(fault))
+            for item in batch:
+                item.reply.fail(fault)
+            return
         except Exception as error:
             log.exception("log_commit_failed", commands=len(batch))
             for item in batch:
@@ -478,8 +536,14 @@ class GraphWriterActor(pykka.ThreadingActor):
 
     def _drain_inbox(self) -> None:
         """Answer requests still queued when the actor stops; pykka drops tells silently."""
-        dead = pykka.ActorDeadError("the graph writer stopped before handling the request")
+        dead = self._fault or pykka.ActorDeadError(
+            "the graph writer stopped before handling the request"
+        )
         while not self.actor_inbox.empty():
-            message = self.actor_inbox.get().message
-            if isinstance(message, Execute | Ask | AskModels | Rebuild):
-                message.reply.fail(dead)
+            _fail(self.actor_inbox.get().message, dead)
+
+
+def _fail(message: Any, error: BaseException) -> None:
+    """Fail the reply `message` carries, if it is a request (a no-op once it is settled)."""
+    if isinstance(message, Execute | Ask | AskModels | Rebuild):
+        message.reply.fail(error)

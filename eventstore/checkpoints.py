@@ -44,6 +44,7 @@ __all__ = [
     "load_newest",
     "name_bytes",
     "store_records",
+    "verify_record",
 ]
 
 _logger = logging.getLogger(__name__)
@@ -232,6 +233,23 @@ def list_records(view: RecordView, name: str | None = None) -> list[CheckpointIn
                 problem = str(reason)
             found.append(CheckpointInfo(each, header.version, position, len(record), problem))
     return found
+
+
+def verify_record(view: RecordView, name: str, position: int) -> tuple[int, str | None]:
+    """Every check of `name`'s record at `position`, the payload's checksum included: its
+    projection version (-1 if unreadable) and what is wrong with it (None: sound)."""
+    record = view.get(name, position)
+    if record is None:
+        return -1, "no record"
+    try:
+        header = _header(record)
+    except CheckpointRejectedError as reason:
+        return -1, str(reason)
+    try:
+        _check(view, record, position, None)
+    except CheckpointRejectedError as reason:
+        return header.version, str(reason)
+    return header.version, None
 
 
 def encode_records(view: RecordView, checkpoints: Sequence[Checkpoint]) -> list[bytes]:

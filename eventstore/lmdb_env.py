@@ -6,17 +6,22 @@ same dir shares one SharedEnv, reference counted and closed by its last user.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import secrets
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import lmdb
 
+if sys.platform != "win32":
+    import resource
+
 from eventstore import keys
-from eventstore.log import Durability, LogError
+from eventstore.log import Durability, LogError, StorageError, StorageKind
 
 _logger = logging.getLogger(__name__)
 
@@ -25,6 +30,74 @@ _MIN_MAP_SIZE = 64 * 1024
 # Grow before a write once the file uses this share of the map, so that MapFullError (which
 # costs a wasted attempt) stays the exception.
 _GROW_AT_NUM, _GROW_AT_DEN = 3, 4
+
+
+_KIND_OF_ERRNO = {
+    errno.EROFS: StorageKind.READ_ONLY,
+    errno.EACCES: StorageKind.READ_ONLY,
+    errno.EPERM: StorageKind.READ_ONLY,
+    errno.ENOSPC: StorageKind.DISK_FULL,
+    errno.EDQUOT: StorageKind.DISK_FULL,
+    errno.EFBIG: StorageKind.FILE_TOO_LARGE,
+    errno.ENOTDIR: StorageKind.NOT_A_DIRECTORY,
+    errno.EEXIST: StorageKind.NOT_A_DIRECTORY,  # makedirs: a file is in the way
+}
+# LMDB's own verdicts on the file: not an environment, or one damaged past reading.
+_NOT_A_LOG = (
+    lmdb.InvalidError,
+    lmdb.CorruptedError,
+    lmdb.PageNotFoundError,
+    lmdb.VersionMismatchError,
+    lmdb.IncompatibleError,
+)
+
+
+def storage_error(error: lmdb.Error | OSError, path: str | os.PathLike[str]) -> StorageError:
+    """What the file system (through LMDB or os) refused, as a StorageError of its kind.
+
+    py-lmdb raises OSError for some errno failures and a bare lmdb.Error ("what: strerror")
+    for others, so the kind is found from the errno if there is one, else from the text.
+    """
+    where = os.fspath(path)
+    detail = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    if isinstance(error, OSError) and error.errno in _KIND_OF_ERRNO:
+        return StorageError(_KIND_OF_ERRNO[error.errno], where, f"lmdb: {detail}")
+    if isinstance(error, _NOT_A_LOG):
+        return StorageError(StorageKind.NOT_A_LOG, where, f"lmdb: {detail}")
+    text = str(error)
+    for code, kind in _KIND_OF_ERRNO.items():
+        if os.strerror(code) in text:
+            return StorageError(kind, where, f"lmdb: {os.strerror(code)}")
+    if os.strerror(errno.EIO) in text:
+        found = _diagnose_short_write(where)
+        if found is not None:
+            return StorageError(found[0], where, f"lmdb: {detail}; {found[1]}")
+    return StorageError(StorageKind.OTHER, where, f"lmdb: {detail}")
+
+
+# Less than this left on the disk, or under the file size limit, explains a failed write.
+_LOW_SPACE = 1 << 20
+
+
+def _diagnose_short_write(path: str) -> tuple[StorageKind, str] | None:
+    """Why a write came up short, if the disk or the file size limit says so.
+
+    LMDB reports a write that stored only part of its pages as EIO, not as the ENOSPC or
+    EFBIG that stopped it: a full disk (or a file size limit) is seen so, from the outside.
+    """
+    try:
+        stats = os.statvfs(path)
+        size = os.path.getsize(os.path.join(path, "data.mdb"))
+    except OSError:
+        return None
+    free = stats.f_bavail * stats.f_frsize
+    if free < _LOW_SPACE:
+        return StorageKind.DISK_FULL, f"{free} bytes free on its file system"
+    if sys.platform != "win32":
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY and size + _LOW_SPACE > limit:
+            return StorageKind.FILE_TOO_LARGE, f"the file size limit is {limit} bytes"
+    return None
 
 
 class ResizeGate:
@@ -164,7 +237,18 @@ class SharedEnv:
                 return  # another thread grew it while we waited
             info = self.env.info()
             used = (info["last_pgno"] + 1) * self.psize
-            self.env.set_mapsize(max(info["map_size"], used) * 2)
+            wanted = max(info["map_size"], used) * 2
+            try:
+                self.env.set_mapsize(wanted)
+            except lmdb.Error as error:
+                # MDB_MAP_FULL is the map's limit, not the disk's: growing it is the remedy,
+                # and when the map cannot grow that is what the caller must hear.
+                fault = storage_error(error, self.path)
+                raise StorageError(
+                    StorageKind.MAP,
+                    self.path,
+                    f"the memory map cannot grow to {wanted} bytes ({fault.detail})",
+                ) from error
 
     def adopt_resize(self) -> None:
         """Take on the map size another process grew the environment to."""
@@ -219,7 +303,10 @@ def acquire(
     The first opener's durability and sync interval decide the environment's flags; a strict
     log on an environment opened everysec syncs after each of its own commits instead.
     """
-    os.makedirs(path, exist_ok=True)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        raise storage_error(error, path) from error
     key = os.path.realpath(path)
     with _registry_lock:
         shared = _registry.get(key)
@@ -228,7 +315,10 @@ def acquire(
                 raise LogError(f"{key} was opened before fork(); open logs after forking")
             shared.refs += 1
             return shared
-        shared = SharedEnv(key, durability, map_size)
+        try:
+            shared = SharedEnv(key, durability, map_size)
+        except (lmdb.Error, OSError) as error:
+            raise storage_error(error, key) from error
         shared.start_syncer(sync_interval)
         _registry[key] = shared
         return shared

@@ -11,9 +11,9 @@ import lmdb
 
 from eventstore import checkpoints, keys
 from eventstore.checkpoints import Retention
-from eventstore.events import AnyEvent, Cause, Envelope, decode_envelope
+from eventstore.events import AnyEvent, Cause, Envelope
 from eventstore.hlc import HybridLogicalClock
-from eventstore.lmdb_env import SharedEnv, acquire, release
+from eventstore.lmdb_env import SharedEnv, acquire, release, storage_error
 from eventstore.lmdb_txn import (
     LmdbCheckpointRecords,
     LmdbLogTransaction,
@@ -21,7 +21,15 @@ from eventstore.lmdb_txn import (
     read_chunk,
     tail_position,
 )
-from eventstore.log import Checkpoint, CheckpointInfo, Durability, LogError, LogTransaction
+from eventstore.log import (
+    Checkpoint,
+    CheckpointInfo,
+    DamagedLogError,
+    Durability,
+    LogError,
+    LogTransaction,
+)
+from eventstore.records import decode_record, decode_records
 
 T = TypeVar("T")
 
@@ -111,6 +119,12 @@ class LmdbEventLog:
         return self._checkpoints
 
     @property
+    def shared(self) -> SharedEnv:
+        """The environment and its sub-databases, for this package's readers of raw records
+        (eventstore.verify); read through `read`, never write through it."""
+        return self._require_open()
+
+    @property
     def env(self) -> lmdb.Environment:
         """The shared environment, for stats; never open transactions on it directly."""
         return self._require_open().env
@@ -172,6 +186,8 @@ class LmdbEventLog:
                     raw = _begin(shared, write=True, buffers=buffers)
                 except lmdb.MapResizedError:
                     return _Retry.ADOPT_RESIZE
+                except lmdb.Error as error:
+                    raise storage_error(error, shared.path) from error
                 txn = begin(raw, shared, attempt)
                 try:
                     result = fn(txn)
@@ -181,6 +197,12 @@ class LmdbEventLog:
                     raw.commit()
                 except lmdb.MapFullError:
                     return _Retry.GROW
+                except lmdb.Error as error:
+                    if txn.map_full:
+                        return _Retry.GROW
+                    # The commit failed (a full disk, a file size limit): LMDB aborted the
+                    # whole transaction, so nothing of it is stored.
+                    raise storage_error(error, shared.path) from error
                 except Exception:
                     if txn.map_full:
                         return _Retry.GROW
@@ -219,11 +241,12 @@ class LmdbEventLog:
                 end = tail_position(txn, shared.log_db)
             return read_chunk(txn, shared.log_db, position)[: max(end - position + 1, 0)]
 
+        path = shared.path
         while True:
             raws = self._read(chunk)
             if not raws:
                 return
-            yield from map(decode_envelope, raws)
+            yield from decode_records(raws, position, path)
             position += len(raws)
 
     def read_origin(
@@ -244,7 +267,16 @@ class LmdbEventLog:
                 raw = txn.get(position, db=shared.log_db)
                 if raw is None:
                     raise LogError(f"origins index points past the log: {origin}")
-                found.append(decode_envelope(cast(bytes, raw)))
+                at = keys.from_u64(position)
+                envelope = decode_record(cast(bytes, raw), at, shared.path)
+                if (envelope.origin, envelope.origin_seq) != (origin, keys.seq_of_origin_key(key)):
+                    raise DamagedLogError(
+                        at,
+                        f"the origins index names it {origin}#{keys.seq_of_origin_key(key)}, "
+                        f"but it is {envelope.origin}#{envelope.origin_seq}",
+                        shared.path,
+                    )
+                found.append(envelope)
             return found
 
         return self._read(read)
@@ -282,9 +314,13 @@ class LmdbEventLog:
                     txn = _begin(shared, write=False, buffers=buffers)
                 except lmdb.MapResizedError:
                     pass
+                except lmdb.Error as error:
+                    raise storage_error(error, shared.path) from error
                 else:
                     try:
                         return fn(txn)
+                    except lmdb.Error as error:
+                        raise storage_error(error, shared.path) from error
                     finally:
                         txn.abort()
             shared.adopt_resize()

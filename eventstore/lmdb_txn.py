@@ -10,10 +10,11 @@ from typing import cast
 import lmdb
 
 from eventstore import checkpoints, keys
-from eventstore.events import AnyEvent, Cause, Envelope, decode_envelope, encode_envelope
+from eventstore.events import AnyEvent, Cause, Envelope, encode_envelope
 from eventstore.hlc import HybridLogicalClock
 from eventstore.lmdb_env import SharedEnv
 from eventstore.log import LogError
+from eventstore.records import decode_records
 
 # Reads go in chunks, each in a read transaction of its own, so that no transaction stays open
 # while the caller holds a half-consumed iterator: a map resize in this process would
@@ -90,7 +91,7 @@ class LmdbLogTransaction:
         while position <= end:
             self._require_open()
             chunk = read_chunk(self._txn, self._shared.log_db, position)
-            yield from map(decode_envelope, chunk[: end - position + 1])
+            yield from decode_records(chunk[: end - position + 1], position, self._shared.path)
             if not chunk:
                 return
             position += len(chunk)

@@ -20,7 +20,51 @@ class Durability(StrEnum):
 
 
 class LogError(Exception):
-    """The log could not do what was asked (corrupt record, bad key, closed log)."""
+    """The log could not do what was asked (corrupt record, bad key, closed log).
+
+    Two kinds are faults of what is stored rather than of the request, and the edges explain
+    them to people (graphmem.faults)::
+
+        LogError
+         +-- DamagedLogError   a stored event does not read back (`.position`, `.reason`)
+         +-- StorageError      the file system refused the data dir (`.kind`, `.path`,
+                               `.detail`); a write that fails so wrote nothing
+    """
+
+
+class DamagedLogError(LogError):
+    """The record at log `position` is not the envelope of that position: it does not
+    decode, or decodes to another position. Nothing after it can be folded."""
+
+    def __init__(self, position: int, reason: str, path: str | None = None) -> None:
+        where = f" in {path}" if path else ""
+        super().__init__(f"the event at log position {position}{where} is damaged: {reason}")
+        self.position = position
+        self.reason = reason
+        self.path = path
+
+
+class StorageKind(StrEnum):
+    """Why the file system refused the data dir."""
+
+    READ_ONLY = "read_only"  # EROFS, EACCES, EPERM
+    DISK_FULL = "disk_full"  # ENOSPC, EDQUOT
+    FILE_TOO_LARGE = "file_too_large"  # EFBIG: a file size limit (ulimit -f)
+    NOT_A_DIRECTORY = "not_a_directory"
+    NOT_A_LOG = "not_a_log"  # the LMDB file itself is damaged or of another kind
+    MAP = "map"  # the memory map could not grow
+    OTHER = "other"
+
+
+class StorageError(LogError):
+    """The file system refused the data dir at `path`; `detail` is what it said. A write
+    that fails so is aborted whole: nothing of it is stored."""
+
+    def __init__(self, kind: StorageKind, path: str, detail: str) -> None:
+        super().__init__(f"{kind.value}: {path}: {detail}")
+        self.kind = kind
+        self.path = path
+        self.detail = detail
 
 
 class Checkpoint(NamedTuple):

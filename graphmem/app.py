@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 import pykka
 import structlog
 
+from actors.bridge import BlockingReply
 from actors.gateway import GraphGateway
 from actors.graph_writer import GraphWriterActor
 from actors.hooks import Hooks
@@ -27,6 +29,9 @@ from graphmem.tools.catalog import STATIC_TOOL_NAMES
 log = structlog.get_logger(__name__)
 
 STOP_TIMEOUT = 10.0
+# How long the graph writer may take to load the log at start-up (a refold of a long log
+# when no checkpoint fits): generous, but bounded, and a writer that dies says so at once.
+LOAD_TIMEOUT = 1800.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ def start_actors(
     subscribers = Subscribers()
     supervisor = SupervisorActor.start()
     start = supervisor.proxy().start_child
+    loaded: BlockingReply[None] = BlockingReply()
     try:
 
         def graph_writer(handle: SupervisorHandle) -> pykka.ActorRef[GraphWriterActor]:
@@ -69,9 +75,11 @@ def start_actors(
                 hooks,
                 checkpoint_every=settings.checkpoint_every or None,
                 serve_stale=serve_stale,
+                ready=loaded,
             )
 
-        start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
+        writer = start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
+        _wait_loaded(writer, loaded)
         graph = GraphGateway(supervisor, subscribers)
 
         def coordinator(handle: SupervisorHandle) -> pykka.ActorRef[TransactionCoordinatorActor]:
@@ -100,6 +108,23 @@ def start_actors(
     return App(settings, event_log, supervisor, graph, transactions, hooks, TimeTravel(event_log))
 
 
+def _wait_loaded(writer: pykka.ActorRef[GraphWriterActor], loaded: BlockingReply[None]) -> None:
+    """Wait until the writer has loaded the log: re-raises why it could not (a damaged log),
+    so that start-up refuses rather than serving a graph that cannot answer."""
+    deadline = time.monotonic() + LOAD_TIMEOUT
+    while True:
+        try:
+            loaded.wait(1.0)
+            return
+        except TimeoutError:
+            if not writer.is_alive():
+                raise RuntimeError("the graph writer stopped while loading the log") from None
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"the graph writer did not load the log within {LOAD_TIMEOUT:g} s"
+                ) from None
+
+
 def stop_actors(app: App) -> None:
     with contextlib.suppress(pykka.ActorDeadError):  # already stopped
         app.supervisor.stop(block=True, timeout=STOP_TIMEOUT)
@@ -113,7 +138,7 @@ def running(
     settings: Settings, *, load_schemas: bool = True, serve_stale: bool = False
 ) -> Iterator[App]:
     """Open the data dir and run the actors for the duration of the block (see start_actors)."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # LmdbEventLog.open creates the data dir, and says so when the file system refuses.
     event_log = LmdbEventLog.open(
         settings.data_dir, durability=settings.durability, node_id=settings.node_id
     )

@@ -19,6 +19,7 @@ from actors.errors import CommandRejectedError
 from eventstore.events import Cause
 from graphmem.app import App
 from graphmem.fast_calls import FastCalls, ToolCaller
+from graphmem.faults import FAULTS, explain
 from graphmem.notifier import GRAPH_URI, Notifier
 from graphmem.stdio_transport import WireReadStream
 from graphmem.tools.base import (
@@ -295,6 +296,9 @@ async def _run(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any]) -> T
         return failed(str(problem), getattr(problem, "suggestions", None))
     except CommandRejectedError as rejection:
         return failed(rejection.message, getattr(rejection, "suggestions", None))
+    except FAULTS as fault:  # a damaged log, a full or read-only disk: say so, not "internal"
+        log.error("tool_failed", tool=spec.tool.name, reason=str(fault))
+        return failed(f"{spec.tool.name} failed: {explain(fault)}")
     except TimeoutError:
         return failed(
             f"{spec.tool.name} did not finish within {ctx.graph.timeout:g} s; the graph may be "
