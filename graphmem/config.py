@@ -22,6 +22,9 @@ TOOL_FAMILIES = ("memory", "schema", "mesh")
 DEFAULT_TOOLS = ("memory", "schema")
 # Opt-in schema sets shipped as subfolders of the shipped schemas folder.
 SCHEMA_SETS = ("rpg",)
+# A single JSON-RPC line may carry a large call (a 10 MB observation is refused by the tool,
+# but it must first be read to be refused); past this, the line is refused with an error.
+MAX_LINE_BYTES = 256 * 1024 * 1024
 
 
 def shipped_schemas_dir() -> Path:
@@ -62,6 +65,8 @@ class Settings:
     hooks: tuple[str, ...] = ()
     # Events folded between two checkpoints of the read models; 0 turns checkpoints off.
     checkpoint_every: int = 100_000
+    # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
+    max_line_bytes: int = MAX_LINE_BYTES
 
     @property
     def schema_folders(self) -> tuple[Path, ...]:
@@ -110,6 +115,7 @@ class Settings:
             watch_schemas=_flag(env, "GRAPHMEM_WATCH_SCHEMAS", default=True),
             hooks=tuple(_items(env.get("GRAPHMEM_HOOKS", ""))),
             checkpoint_every=_non_negative(env, "GRAPHMEM_CHECKPOINT_EVERY", 100_000),
+            max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),
         )
 
     def with_data_dir(self, data_dir: str | Path) -> Settings:
