@@ -163,6 +163,9 @@ async def _flush(writer: asyncio.StreamWriter | _FileWriter) -> None:
     with anyio.move_on_after(DRAIN_TIMEOUT, shield=True) as scope:
         with contextlib.suppress(ConnectionError):
             if isinstance(writer, asyncio.StreamWriter):
+                pending = writer.transport.get_write_buffer_size()
+                if pending:  # the client has closed stdin and not yet read these
+                    log.info("answers_flushing", bytes=pending)
                 # drain() waits only for the buffer to fall below its high-water mark; with
                 # the mark at zero it waits until every byte is in the pipe.
                 writer.transport.set_write_buffer_limits(high=0)

@@ -18,8 +18,8 @@ from structlog.testing import capture_logs
 from eventstore.events import Cause
 from graphmem.fast_calls import FastCalls
 from graphmem.stdio_wire import Wire, WireReadStream
-from graphmem.wire_lines import LineReader
 from graphmem.tools.base import ToolOutcome
+from graphmem.wire_lines import LineReader
 
 pytestmark = pytest.mark.anyio
 
