@@ -42,6 +42,8 @@ def nesting_exceeds(line: bytes, limit: int = MAX_NESTING) -> bool:
     while passes < _COLLAPSE_PASSES and b"[]" in brackets:
         brackets = brackets.replace(b"[]", b"")
         passes += 1
+    if passes > limit:  # each pass peeled one level off the deepest part
+        return True
     if passes < _COLLAPSE_PASSES:  # nothing left to collapse: what remains never closes
         return brackets.count(b"[") > limit - passes
     depth = 0

@@ -76,6 +76,7 @@ async def serve(
     *,
     eof: bool = True,
     sdk_work: Callable[[types.JSONRPCRequest], Awaitable[None]] | None = None,
+    fast: bool = True,
 ) -> Pipe:
     """Feed `lines` (then EOF, unless `started` will) to a wire whose fast path runs `tool`,
     with an initialized session; `started` runs beside it. Returns once the wire has drained,
@@ -84,21 +85,25 @@ async def serve(
     pipe = Pipe()
     wire = Wire(LineReader(lambda: reader.read(65536), 1 << 20), pipe)
     feeds[wire] = reader
-    WireReadStream(wire).attach(FastCalls(tool, Server("test", version="1")))
+    if fast:
+        WireReadStream(wire).attach(FastCalls(tool, Server("test", version="1")))
     wire.session.era, wire.session.version = "legacy", "2025-06-18"
     for line in lines:
         reader.feed_data(line if line.endswith(b"\n") else line + b"\n")
     if eof:
         reader.feed_eof()
 
-    async def sdk() -> None:  # the SDK's side: answers what the wire forwards to it
-        async for forwarded in wire.incoming:
-            message = forwarded.message
-            if isinstance(message, types.JSONRPCRequest):
-                if sdk_work is not None:
-                    await sdk_work(message)
-                reply = types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result={"sdk": True})
-                await wire.outgoing.send(SessionMessage(reply))
+    async def handle(message: types.JSONRPCRequest) -> None:
+        if sdk_work is not None:
+            await sdk_work(message)
+        reply = types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result={"sdk": True})
+        await wire.outgoing.send(SessionMessage(reply))
+
+    async def sdk() -> None:  # the SDK's side: like the SDK, runs each request in a task
+        async with anyio.create_task_group() as handlers:
+            async for forwarded in wire.incoming:
+                if isinstance(forwarded.message, types.JSONRPCRequest):
+                    handlers.start_soon(handle, forwarded.message)
 
     with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
@@ -160,6 +165,26 @@ async def test_a_call_behind_one_the_sdk_runs_waits_for_its_answer() -> None:
 
 async def nothing_more(wire: Wire) -> None:
     return None
+
+
+async def test_with_the_fast_path_off_the_sdk_gets_a_request_once_the_one_before_is_answered() -> (
+    None
+):
+    """The SDK runs requests concurrently: handed both at once, the quick second call would
+    apply (and be answered) before the slow first one."""
+    order: list[object] = []
+
+    async def first_is_slow(message: types.JSONRPCRequest) -> None:
+        if message.id == 1:
+            for _ in range(20):
+                await anyio.lowlevel.checkpoint()
+        order.append(message.id)
+
+    pipe = await serve(
+        [call(1), call(2)], never_ends, nothing_more, sdk_work=first_is_slow, fast=False
+    )
+    assert order == [1, 2]
+    assert [m["id"] for m in pipe.messages()] == [1, 2]
 
 
 async def test_a_notification_sent_during_a_call_goes_out_before_its_answer() -> None:
