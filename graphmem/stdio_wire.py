@@ -129,7 +129,7 @@ class Wire:
                     self._ended = True
                     self._wake()
                 with anyio.move_on_after(DRAIN_TIMEOUT):
-                    await self.in_flight.empty.wait()
+                    await self.in_flight.wait_empty()
             finally:
                 for task in list(self._fast_tasks.values()):
                     task.cancel()
@@ -166,7 +166,7 @@ class Wire:
         self._queue_changed = anyio.Event()
 
     def _may_start(self, line: Line) -> bool:
-        return not line.ordered or self.in_flight.settled.is_set()
+        return not line.ordered or self.in_flight.settled
 
     async def _dispatch_queued(self) -> None:
         while True:
@@ -188,7 +188,7 @@ class Wire:
 
     async def _wait_turn(self) -> None:
         with anyio.move_on_after(self.order_timeout):
-            await self.in_flight.settled.wait()
+            await self.in_flight.wait_settled()
             return
         log.warning(
             "request_unanswered", request_ids=list(self.in_flight.ids), s=self.order_timeout

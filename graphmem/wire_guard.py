@@ -225,23 +225,54 @@ class InFlight:
 
     def __init__(self) -> None:
         self.ids: dict[Any, bool] = {}  # the request's id -> whether it is ordered
-        self.empty = anyio.Event()
-        self.empty.set()
-        self.settled = anyio.Event()  # no ordered request in flight
-        self.settled.set()
+        self._ordered = 0
+        # Events only for those waiting: most requests are answered before anyone waits.
+        self._empty_waiters: list[anyio.Event] = []
+        self._settled_waiters: list[anyio.Event] = []
+
+    @property
+    def settled(self) -> bool:
+        """No ordered request is in flight."""
+        return self._ordered == 0
 
     def started(self, request_id: Any, *, ordered: bool = True) -> None:
-        self.ids[coerce_request_id(request_id)] = ordered
-        if self.empty.is_set():
-            self.empty = anyio.Event()
-        if ordered and self.settled.is_set():
-            self.settled = anyio.Event()
+        key = coerce_request_id(request_id)
+        self.answered(key)  # a reused id replaces the request it named
+        self.ids[key] = ordered
+        self._ordered += ordered
 
     def answered(self, request_id: Any) -> None:
         if request_id is None:
             return
-        self.ids.pop(coerce_request_id(request_id), None)
+        ordered = self.ids.pop(coerce_request_id(request_id), None)
+        if ordered is None:
+            return
+        self._ordered -= ordered
+        if self._ordered == 0:
+            _wake_all(self._settled_waiters)
         if not self.ids:
-            self.empty.set()
-        if not any(self.ids.values()):
-            self.settled.set()
+            _wake_all(self._empty_waiters)
+
+    async def wait_empty(self) -> None:
+        await _wait_until(not self.ids, self._empty_waiters)
+
+    async def wait_settled(self) -> None:
+        await _wait_until(self.settled, self._settled_waiters)
+
+
+async def _wait_until(done: bool, waiters: list[anyio.Event]) -> None:
+    if done:
+        return
+    event = anyio.Event()
+    waiters.append(event)
+    try:
+        await event.wait()
+    finally:
+        if event in waiters:
+            waiters.remove(event)
+
+
+def _wake_all(waiters: list[anyio.Event]) -> None:
+    for event in waiters:
+        event.set()
+    waiters.clear()
