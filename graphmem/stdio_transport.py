@@ -31,7 +31,7 @@ from graphmem.stdio_wire import Wire, WireReadStream
 from graphmem.wire_guard import DRAIN_TIMEOUT
 from graphmem.wire_lines import LineReader
 
-__all__ = ["MAX_LINE_BYTES", "WireReadStream", "fast_stdio_server", "stdio_is_streamable"]
+__all__ = ["MAX_LINE_BYTES", "WireReadStream", "fast_stdio_server"]
 
 log = structlog.get_logger(__name__)
 
@@ -39,11 +39,6 @@ log = structlog.get_logger(__name__)
 PIPE_BYTES = 1024 * 1024
 
 _CHUNK = 1024 * 1024
-
-
-def stdio_is_streamable() -> bool:
-    """True when fds 0 and 1 are pipes or sockets, which the event loop can watch."""
-    return _streamable(0) and _streamable(1)
 
 
 def _claim_standard_fds() -> tuple[int, int]:
@@ -72,6 +67,7 @@ def _restore_standard_fds(wire_in: int, wire_out: int) -> None:
 
 
 def _streamable(fd: int) -> bool:
+    """True for a pipe or a socket, which the event loop can watch."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:

@@ -187,12 +187,13 @@ class Wire:
                 self._dispatching = False
 
     async def _wait_turn(self) -> None:
-        with anyio.move_on_after(self.order_timeout):
+        # Once the client has gone, a request stuck unanswered holds up the end no longer
+        # than the drain does.
+        bound = DRAIN_TIMEOUT if self._ended else self.order_timeout
+        with anyio.move_on_after(bound):
             await self.in_flight.wait_settled()
             return
-        log.warning(
-            "request_unanswered", request_ids=list(self.in_flight.ids), s=self.order_timeout
-        )
+        log.warning("request_unanswered", request_ids=list(self.in_flight.ids), s=bound)
 
     async def _dispatch(self, line: Line) -> None:
         if line.kind == "refused":
