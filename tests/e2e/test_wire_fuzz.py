@@ -46,7 +46,7 @@ _ids = itertools.count(1)
 def fresh_id(style: int) -> int | str:
     """Unique across the test, in every shape an id may take."""
     n = next(_ids)
-    return [n, f"id-{n}", -n, 2**53 + n, f"ünï-{n}"][style]
+    return [n, f"id-{n}", -n, 2**64 + n, f"ünï-{n}"][style]
 
 
 json_values = st.recursive(
