@@ -293,3 +293,12 @@ async def test_a_call_read_while_an_initialize_is_unanswered_waits_for_its_answe
     pipe = await serve([call(1), json.dumps(init).encode(), call(2)], tool, nothing)
     answered_by = [(m["id"], "sdk" if "sdk" in m["result"] else "fast") for m in pipe.messages()]
     assert answered_by == [(1, "fast"), ("init", "sdk"), (2, "fast")]
+
+
+async def test_a_queued_call_the_client_cancels_is_dropped_unanswered() -> None:
+    async def nothing(wire: Wire) -> None:
+        return None
+
+    lines = [call(1), call(2, "other"), cancel(2), cancel(1), call(3, "other")]
+    pipe = await serve(lines, slow_then(never_ends), nothing)
+    assert [m["id"] for m in pipe.messages()] == [3]
