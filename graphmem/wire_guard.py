@@ -32,9 +32,11 @@ __all__ = [
     "UNORDERED_METHODS",
     "InFlight",
     "Line",
+    "leading_fields",
     "oversized_reply",
     "read_line",
     "to_session_message",
+    "valid_id",
 ]
 
 PARSE_ERROR = -32700
