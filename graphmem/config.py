@@ -23,6 +23,9 @@ TOOL_FAMILIES = ("memory", "schema", "mesh")
 DEFAULT_TOOLS = ("memory", "schema")
 # Opt-in schema sets shipped as subfolders of the shipped schemas folder.
 SCHEMA_SETS = ("rpg",)
+# A single JSON-RPC line may carry a large call (a 10 MB observation is refused by the tool,
+# but it must first be read to be refused); past this, the line is refused with an error.
+MAX_LINE_BYTES = 256 * 1024 * 1024
 
 
 def shipped_schemas_dir() -> Path:
@@ -106,6 +109,8 @@ class Settings:
     # Answer plain tools/call lines on stdio off the SDK's per-call pipeline (graphmem.fast_calls).
     fast_calls: bool = True
     http: HttpSettings = field(default_factory=HttpSettings)
+    # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
+    max_line_bytes: int = MAX_LINE_BYTES
 
     @property
     def schema_folders(self) -> tuple[Path, ...]:
@@ -161,6 +166,7 @@ class Settings:
             checkpoint_every=_non_negative(env, "GRAPHMEM_CHECKPOINT_EVERY", 100_000),
             fast_calls=_flag(env, "GRAPHMEM_FAST_CALLS", default=True),
             http=HttpSettings.from_env(env),
+            max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),
         )
 
     def with_data_dir(self, data_dir: str | Path) -> Settings:

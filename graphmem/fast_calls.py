@@ -53,13 +53,11 @@ ToolCaller = Callable[[str, dict[str, Any], Cause], Awaitable[ToolOutcome]]
 """Runs one tool call (name, arguments, cause) to its outcome, notifications and log included."""
 
 CALL_METHOD = "tools/call"
-_CALL_MARKER = b'"tools/call"'
 _REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 _LEGACY_PARAM_KEYS = frozenset({"name", "arguments"})
 _MODERN_PARAM_KEYS = frozenset({"name", "arguments", "_meta"})
 _INT64 = range(-(2**63), 2**63)
 
-_decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
 
 
@@ -137,15 +135,10 @@ class FastCalls:
         # each answer is encoded at once and never kept.
         self._server_info = server.server_info_stamp
 
-    def take(self, line: bytes, session: SessionView) -> FastCall | None:
-        """The call on `line` when it is one this path answers; None leaves it to the SDK."""
-        if _CALL_MARKER not in line or session.era is None:
-            return None
-        try:
-            message = _decode_json(line)
-        except msgspec.DecodeError:  # the SDK's parser decides (and answers) what this is
-            return None
-        if not isinstance(message, dict) or message.keys() - _REQUEST_KEYS:
+    def take(self, message: object, session: SessionView) -> FastCall | None:
+        """The call in `message` (a line's decoded JSON) when it is one this path answers;
+        None leaves it to the SDK."""
+        if session.era is None or not isinstance(message, dict) or message.keys() - _REQUEST_KEYS:
             return None
         request_id = message.get("id")
         params = message.get("params")

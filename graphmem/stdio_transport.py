@@ -2,16 +2,14 @@
 
 The SDK's stdio transport reads and writes through worker threads (`anyio.wrap_file`): about
 a dozen thread hand-offs per tool call, most of the per-call cost on a small graph. This one
-reads and writes the pipes on the event loop. Like the SDK's, it claims fds 0 and 1 while
+reads and writes pipes on the event loop. Like the SDK's, it claims fds 0 and 1 while
 serving — fd 0 reads the null device and fd 1 goes to stderr — so nothing else in the process
-can read the protocol or write stray bytes into it. Where the standard streams are not pipes
-or sockets (a regular file, say), the caller falls back to the SDK's transport.
+can read the protocol or write stray bytes into it. Where a standard stream is not a pipe or a
+socket (a regular file, a terminal), that stream is read or written in a worker thread, behind
+the same wire (graphmem.stdio_wire): one set of rules for every kind of stdio.
 
-The server may attach a fast path to the read stream it is handed (`WireReadStream.attach`,
-graphmem.fast_calls): the plain tool calls it takes are then answered on this wire, off the
-SDK's per-call pipeline, and every other message still goes to the SDK. The wire tracks what
-the fast path needs to know of the session (era, negotiated version, client) from the
-messages it carries.
+At the end every answer is written whole before the pipe closes: the client may close stdin
+right after its last request and still read a 10 MB answer to the end.
 """
 
 from __future__ import annotations
@@ -22,44 +20,25 @@ import fcntl
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
-import msgspec
 import structlog
-from mcp import types
-from mcp.shared.dispatcher import as_request_id, coerce_request_id
-from mcp.shared.message import SessionMessage
 
-from graphmem.fast_calls import FastCall, FastCalls, SessionView
-from graphmem.wire_guard import DRAIN_TIMEOUT, InFlight, reply_for
+from graphmem.config import MAX_LINE_BYTES
+from graphmem.stdio_wire import Wire, WireReadStream
+from graphmem.wire_guard import DRAIN_TIMEOUT
+from graphmem.wire_lines import LineReader
+
+__all__ = ["MAX_LINE_BYTES", "WireReadStream", "fast_stdio_server"]
 
 log = structlog.get_logger(__name__)
-
-_encode_json = msgspec.json.Encoder().encode
-
-# A single JSON-RPC line may carry a large call (a 10 MB observation is refused by the tool,
-# but it must first be read to be refused); past this, the line is a protocol fault.
-MAX_LINE_BYTES = 256 * 1024 * 1024
-
-# Below this, a line and its newline go out in one system call; above, the copy would cost more.
-_SMALL_LINE = 64 * 1024
 
 # Linux pipes hold 64 KiB by default: a 40 MB answer would take some 600 event-loop turns.
 PIPE_BYTES = 1024 * 1024
 
-
-def stdio_is_streamable() -> bool:
-    """True when fds 0 and 1 are pipes or sockets, which the event loop can watch."""
-    try:
-        return all(
-            stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-            for mode in (os.fstat(0).st_mode, os.fstat(1).st_mode)
-        )
-    except OSError:
-        return False
+_CHUNK = 1024 * 1024
 
 
 def _claim_standard_fds() -> tuple[int, int]:
@@ -87,210 +66,107 @@ def _restore_standard_fds(wire_in: int, wire_out: int) -> None:
         os.dup2(wire_out, 1)
 
 
-@dataclass(frozen=True)
-class _Encoded:
-    """A response line encoded by the fast path, queued behind whatever the SDK wrote first."""
-
-    request_id: Any
-    data: bytes
-
-
-class _Wire:
-    """The protocol pipes: lines in, lines out, and the requests still owed an answer."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.in_flight = InFlight()
-        self.session = SessionView()
-        self.fast: FastCalls | None = None
-        # Plain asyncio tasks: an anyio task and cancel scope per call cost a tenth of a call.
-        self._fast_tasks: dict[Any, asyncio.Task[None]] = {}
-        self.incoming_send, self.incoming = anyio.create_memory_object_stream[SessionMessage](0)
-        # One queue for the SDK's messages and the fast path's lines, so a notification the
-        # SDK sent during a call (resources/updated) still goes out before the call's answer.
-        self.outgoing, self.outgoing_receive = anyio.create_memory_object_stream[
-            SessionMessage | _Encoded
-        ](0)
-
-    def write(self, item: SessionMessage | _Encoded) -> None:
-        if isinstance(item, _Encoded):
-            self._write_line(item.data)
-            self.in_flight.answered(item.request_id)
-            return
-        message = item.message
-        if isinstance(message, types.JSONRPCResponse) and isinstance(message.result, dict):
-            # The result is already the SDK's serialised wire dict: encoding it with msgspec
-            # spares a third pydantic pass over what may be a whole graph.
-            data = _encode_json({"jsonrpc": "2.0", "id": message.id, "result": message.result})
-        else:
-            data = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
-        self._write_line(data)
-        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-            self.session.saw_answer(message)
-            self.in_flight.answered(message.id)
-
-    def _write_line(self, data: bytes) -> None:
-        if len(data) < _SMALL_LINE:
-            self.writer.write(data + b"\n")  # one system call
-        else:  # no copy of a whole graph just to append a newline
-            self.writer.write(data)
-            self.writer.write(b"\n")
-
-    async def read_lines(self) -> None:
-        async with self.incoming_send:
-            try:
-                await self._read_until_closed()
-                with anyio.move_on_after(DRAIN_TIMEOUT):
-                    await self.in_flight.empty.wait()
-            finally:
-                for task in list(self._fast_tasks.values()):
-                    task.cancel()
-
-    async def _read_until_closed(self) -> None:
-        while True:
-            try:
-                line = await self.reader.readline()
-            except (asyncio.LimitOverrunError, ValueError):
-                return  # a line past MAX_LINE_BYTES: the stream cannot be resynchronised
-            if not line:
-                return
-            if not line.strip():
-                continue
-            fast = self.fast.take(line, self.session) if self.fast is not None else None
-            if fast is not None:
-                self._start_fast(fast)
-                continue
-            text = line.decode("utf-8", "replace")  # as the SDK: bad bytes become U+FFFD
-            try:
-                message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
-            except Exception as problem:
-                reply = reply_for(problem)
-                if reply is not None:
-                    self.write(reply)
-                    await self.writer.drain()
-                continue
-            if isinstance(message, types.JSONRPCRequest):
-                self.in_flight.started(message.id)
-                self.session.saw_request(message.method, message.id, message.params)
-            elif isinstance(message, types.JSONRPCNotification):
-                self._saw_notification(message)
-            await self.incoming_send.send(SessionMessage(message))
-
-    def _saw_notification(self, message: types.JSONRPCNotification) -> None:
-        if message.method != "notifications/cancelled":
-            return
-        request_id = as_request_id((message.params or {}).get("requestId"))
-        if request_id is None:
-            return
-        key = coerce_request_id(request_id)
-        task = self._fast_tasks.pop(key, None)
-        if task is not None:
-            task.cancel()
-        # JSON-RPC: a cancelled request gets no answer, from the fast path or the SDK; it
-        # must not hold up the drain when the client closes stdin.
-        for owed in [i for i in self.in_flight.ids if coerce_request_id(i) == key]:
-            self.in_flight.answered(owed)
-
-    def _start_fast(self, call: FastCall) -> None:
-        self.in_flight.started(call.request_id)
-        task = asyncio.get_running_loop().create_task(self._answer_fast(call))
-        key = coerce_request_id(call.request_id)
-        self._fast_tasks[key] = task
-
-        def forget(done: asyncio.Task[None]) -> None:
-            if self._fast_tasks.get(key) is done:
-                del self._fast_tasks[key]
-
-        task.add_done_callback(forget)
-
-    async def _answer_fast(self, call: FastCall) -> None:
-        assert self.fast is not None
-        try:
-            answer = await self.fast.answer(call)
-        except asyncio.CancelledError:  # by the client (never answered), or at shutdown
-            self.in_flight.answered(call.request_id)
-            return
-        item = _Encoded(call.request_id, answer) if isinstance(answer, bytes) else answer
-        try:
-            if self._writer_idle():
-                # Nothing queued ahead of this answer: write it now, saving a task switch.
-                self.write(item)
-                await self.writer.drain()
-            else:
-                await self.outgoing.send(item)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
-            log.debug("answer_dropped", reason="write stream closed")
-            self.in_flight.answered(call.request_id)
-
-    def _writer_idle(self) -> bool:
-        """True when write_lines waits for its next item and none is on its way: an item the
-        SDK handed over is taken off the waiting list at once, before it is written."""
-        stats = self.outgoing.statistics()
-        return stats.tasks_waiting_receive > 0 and stats.tasks_waiting_send == 0
-
-    async def write_lines(self) -> None:
-        async with self.outgoing_receive:
-            async for item in self.outgoing_receive:
-                self.write(item)
-                await self.writer.drain()
+def _streamable(fd: int) -> bool:
+    """True for a pipe or a socket, which the event loop can watch."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-class WireReadStream:
-    """The read stream the SDK is handed: the wire's incoming messages, and the one place a
-    server can attach a fast path to the wire it reads from."""
+class _FileWriter:
+    """Writes to a stream the event loop cannot watch (a regular file), in a worker thread."""
 
-    def __init__(self, wire: _Wire) -> None:
-        self._wire = wire
-        self._inner = wire.incoming
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._pending: list[bytes] = []
+        self._lock = anyio.Lock()  # one thread writes at a time, in order
 
-    def attach(self, fast: FastCalls) -> None:
-        """Answer the tool calls `fast` takes on this wire from now on."""
-        self._wire.fast = fast
-        log.info("fast_calls_attached")
+    def write(self, data: bytes) -> None:
+        self._pending.append(data)
 
-    async def receive(self) -> SessionMessage:
-        return await self._inner.receive()
+    async def drain(self) -> None:
+        async with self._lock:
+            while self._pending:
+                data, self._pending = b"".join(self._pending), []
+                await anyio.to_thread.run_sync(_write_all, self._fd, data)
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    def __aiter__(self) -> WireReadStream:
-        return self
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
-    async def __anext__(self) -> SessionMessage:
-        return await self._inner.__anext__()
 
-    async def __aenter__(self) -> WireReadStream:
-        return self
+async def _open_reader(fd: int) -> tuple[Callable[[], Awaitable[bytes]], Callable[[], None]]:
+    """A read function for `fd` and what closes it."""
+    if not _streamable(fd):
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
+        async def read_in_thread() -> bytes:
+            return await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
+
+        return read_in_thread, lambda: None
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_CHUNK)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
+    )
+    return (lambda: reader.read(_CHUNK)), transport.close
+
+
+async def _open_writer(fd: int) -> asyncio.StreamWriter | _FileWriter:
+    """An asyncio StreamWriter on a pipe, or a _FileWriter: both write and drain."""
+    if not _streamable(fd):
+        return _FileWriter(fd)
+    _widen_pipe(fd)
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(fd, "wb", buffering=0)
+    )
+    return asyncio.StreamWriter(transport, protocol, None, loop)
 
 
 @contextlib.asynccontextmanager
-async def fast_stdio_server() -> AsyncIterator[tuple[WireReadStream, Any]]:
+async def fast_stdio_server(
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> AsyncIterator[tuple[WireReadStream, Any]]:
     """(read_stream, write_stream) of SessionMessages, like `mcp.server.stdio.stdio_server`,
-    with the wire guard built in: an unparsable request is answered here, and when the client
-    closes stdin, requests already read are answered before the server sees the end."""
-    loop = asyncio.get_running_loop()
+    with the wire guard built in: a line the SDK cannot take is answered here, requests are
+    served in the order read, and when the client closes stdin, requests already read are
+    answered, and every answer written whole, before the server sees the end."""
     wire_in, wire_out = _claim_standard_fds()
-    _widen_pipe(wire_out)
-    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
-    read_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
-    )
-    write_transport, write_protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
-    )
-    wire = _Wire(reader, asyncio.StreamWriter(write_transport, write_protocol, None, loop))
     try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(wire.read_lines)
-            group.start_soon(wire.write_lines)
-            yield WireReadStream(wire), wire.outgoing
-            group.cancel_scope.cancel()
+        read, close_reader = await _open_reader(wire_in)
+        writer = await _open_writer(wire_out)
+        wire = Wire(LineReader(read, max_line_bytes), writer)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(wire.read_lines)
+                group.start_soon(wire.write_lines)
+                yield WireReadStream(wire), wire.outgoing
+                group.cancel_scope.cancel()
+        finally:
+            close_reader()
+            await _flush(writer)
     finally:
-        read_transport.close()
-        write_transport.close()
         _restore_standard_fds(wire_in, wire_out)
+
+
+async def _flush(writer: asyncio.StreamWriter | _FileWriter) -> None:
+    """Write out what is still buffered, bounded (the client may have stopped reading), then
+    close: a pipe transport closed with data buffered would lose it when the loop ends."""
+    with anyio.move_on_after(DRAIN_TIMEOUT, shield=True) as scope:
+        with contextlib.suppress(ConnectionError):
+            if isinstance(writer, asyncio.StreamWriter):
+                pending = writer.transport.get_write_buffer_size()
+                if pending:  # the client has closed stdin and not yet read these
+                    log.info("answers_flushing", bytes=pending)
+                # drain() waits only for the buffer to fall below its high-water mark; with
+                # the mark at zero it waits until every byte is in the pipe.
+                writer.transport.set_write_buffer_limits(high=0)
+            await writer.drain()
+    if isinstance(writer, asyncio.StreamWriter):
+        writer.close()
+    if scope.cancelled_caught:
+        log.warning("answer_not_flushed", reason=f"the client read nothing for {DRAIN_TIMEOUT} s")

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 import anyio
 import structlog
 import uvicorn
-from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp
 from uvicorn.server import HANDLED_SIGNALS
 
@@ -28,8 +27,7 @@ from graphmem.http_service import (
 )
 from graphmem.notifier import Notifier
 from graphmem.server import MemoryServer, build_server
-from graphmem.stdio_transport import fast_stdio_server, stdio_is_streamable
-from graphmem.wire_guard import guard
+from graphmem.stdio_transport import fast_stdio_server
 
 log = structlog.get_logger(__name__)
 
@@ -56,13 +54,8 @@ def serve_stdio(app: App) -> None:
     async def main(notifier: Notifier, server: MemoryServer) -> None:
         notifier.bind_loop(asyncio.get_running_loop())
         options = server.create_initialization_options()
-        if stdio_is_streamable():
-            async with fast_stdio_server() as (read, write):
-                await server.run(read, write, options)
-            return
-        async with stdio_server() as (read, write), anyio.create_task_group() as group:
-            guarded_read, guarded_write = await guard(read, write, group)
-            await server.run(guarded_read, guarded_write, options)
+        async with fast_stdio_server(app.settings.max_line_bytes) as (read, write):
+            await server.run(read, write, options)
 
     with serving(app) as (notifier, server):
         anyio.run(main, notifier, server)

@@ -16,6 +16,14 @@ from tests.e2e.support import server_params
 READ_TIMEOUT = 30.0
 
 
+def _event(line: bytes) -> object:
+    try:
+        entry = json.loads(line)
+    except ValueError:  # not a log line: a warning or traceback printed by Python itself
+        return None
+    return entry.get("event") if isinstance(entry, dict) else None
+
+
 class RawServer:
     """`env` adds settings; `timeout` bounds each read and the wait for the process to end."""
 
@@ -25,6 +33,7 @@ class RawServer:
         log_level: str = "WARNING",
         *,
         timeout: float = READ_TIMEOUT,
+        hold_stdout: bool = False,
         **env: str,
     ) -> None:
         params = server_params(data_dir, GRAPHMEM_LOG_LEVEL=log_level, **env)
@@ -39,6 +48,13 @@ class RawServer:
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.stdout_lines: list[bytes] = []
         self.stderr: list[bytes] = []
+        self._stderr_changed = threading.Condition()
+        self._stderr_closed = False
+        # With hold_stdout, nothing is read from the server until read_stdout(): its answers
+        # wait in the pipe, as with a client that is slow to read.
+        self._reading = threading.Event()
+        if not hold_stdout:
+            self._reading.set()
         self._threads = [
             threading.Thread(target=self._pump, daemon=True),
             threading.Thread(target=self._drain_stderr, daemon=True),
@@ -49,6 +65,7 @@ class RawServer:
 
     def _pump(self) -> None:
         assert self.process.stdout is not None
+        self._reading.wait(timeout=self.timeout * 4)
         for line in self.process.stdout:
             self.stdout_lines.append(line)
             self.lines.put(line)
@@ -56,7 +73,27 @@ class RawServer:
     def _drain_stderr(self) -> None:
         assert self.process.stderr is not None
         for line in self.process.stderr:
-            self.stderr.append(line)
+            with self._stderr_changed:
+                self.stderr.append(line)
+                self._stderr_changed.notify_all()
+        with self._stderr_changed:
+            self._stderr_closed = True
+            self._stderr_changed.notify_all()
+
+    def read_stdout(self) -> None:
+        """Start reading what the server writes (see hold_stdout)."""
+        self._reading.set()
+
+    def logged(self, event: str) -> bool:
+        return any(_event(line) == event for line in list(self.stderr))
+
+    def wait_logged_or_ended(self, event: str) -> bool:
+        """Wait until the server logs `event` (True) or closes stderr, at its end (False)."""
+        with self._stderr_changed:
+            self._stderr_changed.wait_for(
+                lambda: self.logged(event) or self._stderr_closed, timeout=self.timeout
+            )
+            return self.logged(event)
 
     def send_bytes(self, data: bytes) -> None:
         assert self.process.stdin is not None
@@ -105,9 +142,15 @@ class RawServer:
         )
         return result
 
-    def close(self) -> int:
+    def close_stdin(self) -> None:
         assert self.process.stdin is not None
         self.process.stdin.close()
+
+    def close(self) -> int:
+        self.read_stdout()
+        assert self.process.stdin is not None
+        if not self.process.stdin.closed:
+            self.process.stdin.close()
         try:
             code = self.process.wait(timeout=self.timeout)
         except subprocess.TimeoutExpired:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 from mcp import types
 from mcp.server.lowlevel import Server
 
 from eventstore.events import Cause
-from graphmem.fast_calls import FastCalls, SessionView
+from graphmem.fast_calls import FastCall, FastCalls, SessionView
 from graphmem.tools.base import ToolOutcome
 
 ENVELOPE = {
@@ -29,8 +30,25 @@ async def never_called(name: str, arguments: dict[str, Any], cause: Cause) -> To
     raise AssertionError("not run in these tests")
 
 
-def fast() -> FastCalls:
-    return FastCalls(never_called, Server("test", version="1"))
+class Fast:
+    """The fast path, handed each line as the wire hands it: decoded, when it decodes."""
+
+    def __init__(self) -> None:
+        self.calls = FastCalls(never_called, Server("test", version="1"))
+
+    def take(self, line: bytes, session: SessionView) -> FastCall | None:
+        try:
+            message = msgspec.json.decode(line)
+        except msgspec.DecodeError:  # the wire leaves such a line to the SDK's parser
+            return None
+        return self.calls.take(message, session)
+
+    def encode(self, request_id: int | str, outcome: ToolOutcome, version: str) -> bytes:
+        return self.calls.encode(request_id, outcome, version)
+
+
+def fast() -> Fast:
+    return Fast()
 
 
 def call_line(request_id: object = 7, **params: Any) -> str:

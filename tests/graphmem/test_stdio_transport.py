@@ -17,13 +17,16 @@ from structlog.testing import capture_logs
 
 from eventstore.events import Cause
 from graphmem.fast_calls import FastCalls
-from graphmem.stdio_transport import WireReadStream, _Wire
+from graphmem.stdio_wire import Wire, WireReadStream
 from graphmem.tools.base import ToolOutcome
+from graphmem.wire_lines import LineReader
 
 pytestmark = pytest.mark.anyio
 
 WAIT = 10.0
 Tool = Callable[[str, dict[str, Any], Cause], Awaitable[ToolOutcome]]
+# Each wire's input, for a test that feeds more once the wire runs.
+feeds: dict[Wire, asyncio.StreamReader] = {}
 
 
 @pytest.fixture
@@ -47,8 +50,15 @@ class Pipe:
         return [json.loads(line) for line in bytes(self.data).splitlines()]
 
 
-def call(request_id: int, name: str = "read_graph") -> bytes:
-    params = {"name": name, "arguments": {}}
+def call(
+    request_id: int,
+    name: str = "read_graph",
+    arguments: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
+) -> bytes:
+    params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+    if meta is not None:
+        params["_meta"] = meta
     message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
     return json.dumps(message).encode() + b"\n"
 
@@ -62,29 +72,38 @@ def cancel(request_id: int) -> bytes:
 async def serve(
     lines: list[bytes],
     tool: Tool,
-    started: Callable[[_Wire], Coroutine[Any, Any, None]],
+    started: Callable[[Wire], Coroutine[Any, Any, None]],
     *,
     eof: bool = True,
+    sdk_work: Callable[[types.JSONRPCRequest], Awaitable[None]] | None = None,
+    fast: bool = True,
 ) -> Pipe:
     """Feed `lines` (then EOF, unless `started` will) to a wire whose fast path runs `tool`,
     with an initialized session; `started` runs beside it. Returns once the wire has drained,
     as at EOF."""
     reader = asyncio.StreamReader()
     pipe = Pipe()
-    wire = _Wire(reader, pipe)  # type: ignore[arg-type]
-    WireReadStream(wire).attach(FastCalls(tool, Server("test", version="1")))
+    wire = Wire(LineReader(lambda: reader.read(65536), 1 << 20), pipe)
+    feeds[wire] = reader
+    if fast:
+        WireReadStream(wire).attach(FastCalls(tool, Server("test", version="1")))
     wire.session.era, wire.session.version = "legacy", "2025-06-18"
     for line in lines:
         reader.feed_data(line if line.endswith(b"\n") else line + b"\n")
     if eof:
         reader.feed_eof()
 
-    async def sdk() -> None:  # the SDK's side: answers what the wire forwards to it
-        async for forwarded in wire.incoming:
-            message = forwarded.message
-            if isinstance(message, types.JSONRPCRequest):
-                reply = types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result={"sdk": True})
-                await wire.outgoing.send(SessionMessage(reply))
+    async def handle(message: types.JSONRPCRequest) -> None:
+        if sdk_work is not None:
+            await sdk_work(message)
+        reply = types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result={"sdk": True})
+        await wire.outgoing.send(SessionMessage(reply))
+
+    async def sdk() -> None:  # the SDK's side: like the SDK, runs each request in a task
+        async with anyio.create_task_group() as handlers:
+            async for forwarded in wire.incoming:
+                if isinstance(forwarded.message, types.JSONRPCRequest):
+                    handlers.start_soon(handle, forwarded.message)
 
     with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
@@ -104,30 +123,72 @@ def answer(request_id: int) -> bytes:
     )
 
 
-async def test_eight_calls_in_flight_are_all_answered_before_the_wire_drains() -> None:
-    running: list[str] = []
-    all_running = anyio.Event()
-    release = anyio.Event()
+async def test_pipelined_calls_run_one_at_a_time_in_the_order_sent_and_are_all_answered() -> None:
+    running: list[int] = []
+    ran: list[int] = []
 
     async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
-        running.append(name)
-        if len(running) == 8:
-            all_running.set()
-        await release.wait()
+        running.append(arguments["n"])
+        assert len(running) == 1, f"calls overlap: {running}"
+        await anyio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
+        ran.append(running.pop())
         return ToolOutcome(texts=["ok"])
 
-    async def release_when_all_run(wire: _Wire) -> None:
-        await all_running.wait()
-        assert len(wire.in_flight.ids) == 8
-        release.set()
+    async def nothing(wire: Wire) -> None:
+        return None
 
-    pipe = await serve([call(i) for i in range(8)], tool, release_when_all_run)
-    assert sorted(m["id"] for m in pipe.messages()) == list(range(8))
-    assert bytes(pipe.data).splitlines()[0] in {answer(i) for i in range(8)}
+    pipe = await serve([call(i, arguments={"n": i}) for i in range(8)], tool, nothing)
+    assert ran == list(range(8))
+    assert [m["id"] for m in pipe.messages()] == list(range(8))
+
+
+async def test_a_call_behind_one_the_sdk_runs_waits_for_its_answer() -> None:
+    """A call with a progress token goes to the SDK; the plain call behind it, which the fast
+    path would take, must not overtake it."""
+    order: list[str] = []
+
+    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+        order.append("fast")
+        return ToolOutcome(texts=["ok"])
+
+    async def slow_sdk(message: types.JSONRPCRequest) -> None:
+        for _ in range(20):
+            await anyio.lowlevel.checkpoint()
+        order.append("sdk")
+
+    progress = call(1, arguments={}, meta={"progressToken": "p"})
+    pipe = await serve([progress, call(2)], tool, nothing_more, sdk_work=slow_sdk)
+    assert order == ["sdk", "fast"]
+    assert [m["id"] for m in pipe.messages()] == [1, 2]
+
+
+async def nothing_more(wire: Wire) -> None:
+    return None
+
+
+async def test_with_the_fast_path_off_the_sdk_gets_a_request_once_the_one_before_is_answered() -> (
+    None
+):
+    """The SDK runs requests concurrently: handed both at once, the quick second call would
+    apply (and be answered) before the slow first one."""
+    order: list[object] = []
+
+    async def first_is_slow(message: types.JSONRPCRequest) -> None:
+        if message.id == 1:
+            for _ in range(20):
+                await anyio.lowlevel.checkpoint()
+        order.append(message.id)
+
+    pipe = await serve(
+        [call(1), call(2)], never_ends, nothing_more, sdk_work=first_is_slow, fast=False
+    )
+    assert order == [1, 2]
+    assert [m["id"] for m in pipe.messages()] == [1, 2]
 
 
 async def test_a_notification_sent_during_a_call_goes_out_before_its_answer() -> None:
-    wires: list[_Wire] = []
+    wires: list[Wire] = []
 
     async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
         updated = types.JSONRPCNotification(
@@ -138,7 +199,7 @@ async def test_a_notification_sent_during_a_call_goes_out_before_its_answer() ->
         await wires[0].outgoing.send(SessionMessage(updated))
         return ToolOutcome(texts=["ok"], mutated=True)
 
-    async def keep(wire: _Wire) -> None:
+    async def keep(wire: Wire) -> None:
         wires.append(wire)
 
     pipe = await serve([call(1, "create_entities")], tool, keep)
@@ -160,10 +221,10 @@ async def test_a_call_the_client_cancels_is_never_answered_nor_holds_up_the_drai
             cancelled.set()
         raise AssertionError("unreachable")
 
-    async def cancel_once_running(wire: _Wire) -> None:
+    async def cancel_once_running(wire: Wire) -> None:
         await entered.wait()
-        wire.reader.feed_data(cancel(1) + b"\n" + call(2, "other"))
-        wire.reader.feed_eof()
+        feeds[wire].feed_data(cancel(1) + b"\n" + call(2, "other"))
+        feeds[wire].feed_eof()
 
     pipe = await serve([call(1)], slow_then(tool), cancel_once_running, eof=False)
     assert cancelled.is_set()
@@ -171,7 +232,7 @@ async def test_a_call_the_client_cancels_is_never_answered_nor_holds_up_the_drai
 
 
 async def test_a_call_cancelled_before_it_runs_is_never_answered() -> None:
-    async def nothing(wire: _Wire) -> None:
+    async def nothing(wire: Wire) -> None:
         return None
 
     pipe = await serve([call(1), cancel(1), call(2, "other")], slow_then(never_ends), nothing)
@@ -198,7 +259,7 @@ async def test_a_failing_handler_gets_the_error_the_sdk_would_send() -> None:
     async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
         raise RuntimeError("catalog unavailable")
 
-    async def nothing(wire: _Wire) -> None:
+    async def nothing(wire: Wire) -> None:
         return None
 
     with capture_logs() as logs:
@@ -209,14 +270,14 @@ async def test_a_failing_handler_gets_the_error_the_sdk_would_send() -> None:
     )
 
 
-async def test_calls_read_while_an_initialize_is_unanswered_go_to_the_sdk() -> None:
+async def test_a_call_read_while_an_initialize_is_unanswered_waits_for_its_answer() -> None:
     causes: list[Cause] = []
 
     async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
         causes.append(cause)
         return ToolOutcome(texts=["ok"])
 
-    async def nothing(wire: _Wire) -> None:
+    async def nothing(wire: Wire) -> None:
         return None
 
     init = {
@@ -230,6 +291,14 @@ async def test_calls_read_while_an_initialize_is_unanswered_go_to_the_sdk() -> N
         },
     }
     pipe = await serve([call(1), json.dumps(init).encode(), call(2)], tool, nothing)
-    assert causes == [Cause(tool="read_graph", client=None, session=None)]
-    answered_by = {m["id"]: "sdk" if "sdk" in m["result"] else "fast" for m in pipe.messages()}
-    assert answered_by == {1: "fast", "init": "sdk", 2: "sdk"}
+    answered_by = [(m["id"], "sdk" if "sdk" in m["result"] else "fast") for m in pipe.messages()]
+    assert answered_by == [(1, "fast"), ("init", "sdk"), (2, "fast")]
+
+
+async def test_a_queued_call_the_client_cancels_is_dropped_unanswered() -> None:
+    async def nothing(wire: Wire) -> None:
+        return None
+
+    lines = [call(1), call(2, "other"), cancel(2), cancel(1), call(3, "other")]
+    pipe = await serve(lines, slow_then(never_ends), nothing)
+    assert [m["id"] for m in pipe.messages()] == [3]

@@ -1,0 +1,327 @@
+"""The stdio wire: lines in, in order, to the fast path or the SDK; answers out, whole.
+
+The server may attach a fast path to the read stream it is handed (`WireReadStream.attach`,
+graphmem.fast_calls): the plain tool calls it takes are then answered on this wire, off the
+SDK's per-call pipeline, and every other message still goes to the SDK. The wire tracks what
+the fast path needs to know of the session (era, negotiated version, client) from the
+messages it carries. Every line is read first by graphmem.wire_guard, which answers what the
+SDK would drop or choke on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+import msgspec
+import structlog
+from mcp import types
+from mcp.shared.dispatcher import as_request_id, coerce_request_id
+from mcp.shared.message import SessionMessage
+
+from graphmem.fast_calls import FastCall, FastCalls, SessionView
+from graphmem.wire_guard import (
+    DRAIN_TIMEOUT,
+    InFlight,
+    Line,
+    oversized_reply,
+    read_line,
+    to_session_message,
+)
+from graphmem.wire_lines import LineReader, Oversized
+
+__all__ = ["MAX_QUEUED", "ORDER_TIMEOUT", "Wire", "WireReadStream"]
+
+log = structlog.get_logger(__name__)
+
+_encode_json = msgspec.json.Encoder().encode
+
+# Below this, a line and its newline go out in one system call; above, the copy would cost more.
+_SMALL_LINE = 64 * 1024
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """A response line encoded by the fast path, queued behind whatever the SDK wrote first."""
+
+    request_id: Any
+    data: bytes
+
+
+class _Writer(Protocol):
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+
+# Lines read ahead of the one being served; past this the wire stops reading until one is taken.
+MAX_QUEUED = 1024
+
+# How long an ordered request may stay unanswered before the requests behind it go ahead anyway
+# (logged): every tool call is bounded well below this by the graph's own timeout.
+ORDER_TIMEOUT = 600.0
+
+
+class Wire:
+    """The protocol pipes: lines in, lines out, and the requests still owed an answer.
+
+    Requests are served in the order read: one is handed on (to the fast path or the SDK) only
+    once every ordered request before it is answered, so a call always sees the effects of the
+    calls sent before it, whichever path runs each. Lines are read ahead meanwhile, so a
+    cancellation, or a client's answer to the server, reaches the request it is about at once.
+    """
+
+    def __init__(
+        self, lines: LineReader, writer: _Writer, order_timeout: float = ORDER_TIMEOUT
+    ) -> None:
+        self.lines = lines
+        self.writer = writer
+        self.in_flight = InFlight()
+        self.session = SessionView()
+        self.fast: FastCalls | None = None
+        self.order_timeout = order_timeout
+        # Plain asyncio tasks: an anyio task and cancel scope per call cost a tenth of a call.
+        self._fast_tasks: dict[Any, asyncio.Task[None]] = {}
+        self._queue: deque[Line] = deque()
+        self._queue_changed = anyio.Event()
+        self._dispatching = False
+        self._ended = False
+        self.incoming_send, self.incoming = anyio.create_memory_object_stream[SessionMessage](0)
+        # One queue for the SDK's messages and the fast path's lines, so a notification the
+        # SDK sent during a call (resources/updated) still goes out before the call's answer.
+        self.outgoing, self.outgoing_receive = anyio.create_memory_object_stream[
+            SessionMessage | _Encoded
+        ](0)
+
+    def write(self, item: SessionMessage | _Encoded) -> None:
+        if isinstance(item, _Encoded):
+            self._write_line(item.data)
+            self.in_flight.answered(item.request_id)
+            return
+        message = item.message
+        if isinstance(message, types.JSONRPCResponse) and isinstance(message.result, dict):
+            # The result is already the SDK's serialised wire dict: encoding it with msgspec
+            # spares a third pydantic pass over what may be a whole graph.
+            data = _encode_json({"jsonrpc": "2.0", "id": message.id, "result": message.result})
+        else:
+            data = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+        self._write_line(data)
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self.session.saw_answer(message)
+            self.in_flight.answered(message.id)
+
+    def _write_line(self, data: bytes) -> None:
+        if len(data) < _SMALL_LINE:
+            self.writer.write(data + b"\n")  # one system call
+        else:  # no copy of a whole graph just to append a newline
+            self.writer.write(data)
+            self.writer.write(b"\n")
+
+    async def read_lines(self) -> None:
+        async with self.incoming_send:
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._dispatch_queued)
+                    await self._read_until_closed()
+                    self._ended = True
+                    self._wake()
+                with anyio.move_on_after(DRAIN_TIMEOUT):
+                    await self.in_flight.wait_empty()
+            finally:
+                for task in list(self._fast_tasks.values()):
+                    task.cancel()
+
+    async def _read_until_closed(self) -> None:
+        while (line := await self.lines.next()) is not None:
+            if isinstance(line, Oversized):
+                log.warning("line_too_long", bytes=line.size, limit=self.lines.max_line_bytes)
+                reply = oversized_reply(line, self.lines.max_line_bytes)
+                await self._route(Line("refused", line.head, reply=reply))
+            elif line.strip():
+                await self._route(read_line(line))
+
+    async def _route(self, line: Line) -> None:
+        """Serve `line` now when nothing read before it waits, else queue it in turn."""
+        if line.kind == "response":  # a client's answer: a request may be waiting on it
+            await self._to_sdk(line)
+            return
+        if line.method == "notifications/cancelled" and self._cancel_queued(line.value):
+            return
+        if line.method == "notifications/cancelled":
+            await self._to_sdk(line)
+            return
+        if not self._queue and not self._dispatching and self._may_start(line):
+            await self._dispatch(line)
+            return
+        while len(self._queue) >= MAX_QUEUED:
+            await self._queue_changed.wait()
+        self._queue.append(line)
+        self._wake()
+
+    def _wake(self) -> None:
+        self._queue_changed.set()
+        self._queue_changed = anyio.Event()
+
+    def _may_start(self, line: Line) -> bool:
+        return not line.ordered or self.in_flight.settled
+
+    async def _dispatch_queued(self) -> None:
+        while True:
+            while not self._queue:
+                if self._ended:
+                    return
+                await self._queue_changed.wait()
+            self._dispatching = True
+            try:
+                line = self._queue[0]
+                if line.ordered:
+                    await self._wait_turn()
+                if self._queue and self._queue[0] is line:  # not cancelled meanwhile
+                    self._queue.popleft()
+                    self._wake()
+                    await self._dispatch(line)
+            finally:
+                self._dispatching = False
+
+    async def _wait_turn(self) -> None:
+        # Once the client has gone, a request stuck unanswered holds up the end no longer
+        # than the drain does.
+        bound = DRAIN_TIMEOUT if self._ended else self.order_timeout
+        with anyio.move_on_after(bound):
+            await self.in_flight.wait_settled()
+            return
+        log.warning("request_unanswered", request_ids=list(self.in_flight.ids), s=bound)
+
+    async def _dispatch(self, line: Line) -> None:
+        if line.kind == "refused":
+            if line.reply is not None:
+                await self._send_out(line.reply)
+            return
+        if line.kind == "request" and self.fast is not None and line.exact:
+            fast = self.fast.take(line.value, self.session)
+            if fast is not None:
+                self._start_fast(fast, ordered=line.ordered)
+                return
+        await self._to_sdk(line)
+
+    async def _to_sdk(self, line: Line) -> None:
+        message, reply = to_session_message(line)
+        if message is None:
+            log.warning("unparsable_message", kind=line.kind, answered=reply is not None)
+            if reply is not None:
+                await self._send_out(reply)
+            return
+        if isinstance(message.message, types.JSONRPCRequest):
+            request = message.message
+            self.in_flight.started(request.id, ordered=line.ordered)
+            self.session.saw_request(request.method, request.id, request.params)
+        elif isinstance(message.message, types.JSONRPCNotification):
+            self._saw_notification(message.message)
+        await self.incoming_send.send(message)
+
+    def _cancel_queued(self, value: Any) -> bool:
+        """Drop a queued request the client cancelled: it is never run nor answered."""
+        request_id = as_request_id((value.get("params") or {}).get("requestId"))
+        if request_id is None:
+            return False
+        key = coerce_request_id(request_id)
+        for queued in self._queue:
+            if queued.kind == "request" and coerce_request_id(queued.request_id) == key:
+                self._queue.remove(queued)
+                self._wake()
+                return True
+        return False
+
+    def _saw_notification(self, message: types.JSONRPCNotification) -> None:
+        if message.method != "notifications/cancelled":
+            return
+        request_id = as_request_id((message.params or {}).get("requestId"))
+        if request_id is None:
+            return
+        task = self._fast_tasks.pop(coerce_request_id(request_id), None)
+        if task is not None:
+            task.cancel()
+        # JSON-RPC: a cancelled request gets no answer, from the fast path or the SDK; it
+        # must not hold up the drain when the client closes stdin, nor the requests behind it.
+        self.in_flight.answered(request_id)
+
+    def _start_fast(self, call: FastCall, *, ordered: bool) -> None:
+        self.in_flight.started(call.request_id, ordered=ordered)
+        task = asyncio.get_running_loop().create_task(self._answer_fast(call))
+        key = coerce_request_id(call.request_id)
+        self._fast_tasks[key] = task
+
+        def forget(done: asyncio.Task[None]) -> None:
+            if self._fast_tasks.get(key) is done:
+                del self._fast_tasks[key]
+
+        task.add_done_callback(forget)
+
+    async def _answer_fast(self, call: FastCall) -> None:
+        assert self.fast is not None
+        try:
+            answer = await self.fast.answer(call)
+        except asyncio.CancelledError:  # by the client (never answered), or at shutdown
+            self.in_flight.answered(call.request_id)
+            return
+        item = _Encoded(call.request_id, answer) if isinstance(answer, bytes) else answer
+        try:
+            await self._send_out(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
+            log.debug("answer_dropped", reason="write stream closed")
+            self.in_flight.answered(call.request_id)
+
+    async def _send_out(self, item: SessionMessage | _Encoded) -> None:
+        if self._writer_idle():
+            # Nothing queued ahead of this answer: write it now, saving a task switch.
+            self.write(item)
+            await self.writer.drain()
+        else:
+            await self.outgoing.send(item)
+
+    def _writer_idle(self) -> bool:
+        """True when write_lines waits for its next item and none is on its way: an item the
+        SDK handed over is taken off the waiting list at once, before it is written."""
+        stats = self.outgoing.statistics()
+        return stats.tasks_waiting_receive > 0 and stats.tasks_waiting_send == 0
+
+    async def write_lines(self) -> None:
+        async with self.outgoing_receive:
+            async for item in self.outgoing_receive:
+                self.write(item)
+                await self.writer.drain()
+
+
+class WireReadStream:
+    """The read stream the SDK is handed: the wire's incoming messages, and the one place a
+    server can attach a fast path to the wire it reads from."""
+
+    def __init__(self, wire: Wire) -> None:
+        self._wire = wire
+        self._inner = wire.incoming
+
+    def attach(self, fast: FastCalls) -> None:
+        """Answer the tool calls `fast` takes on this wire from now on."""
+        self._wire.fast = fast
+        log.info("fast_calls_attached")
+
+    async def receive(self) -> SessionMessage:
+        return await self._inner.receive()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> WireReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        return await self._inner.__anext__()
+
+    async def __aenter__(self) -> WireReadStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
