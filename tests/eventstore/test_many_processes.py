@@ -103,7 +103,10 @@ def test_concurrent_writers_decide_serializably_and_lose_nothing(tmp_path: Path)
     counts: dict[str, int] = defaultdict(int)
     for envelope in stored:
         counts[envelope.origin] += 1
-    assert {r["origin"] for r in reports} == set(counts) and len(counts) == 3
+    # Three node ids; one that started late may have found every name of its range taken
+    # already, and so appended nothing.
+    origins = {r["origin"] for r in reports}
+    assert len(origins) == 3 and set(counts) <= origins
     for origin, envelopes in by_origin.items():
         assert [e.origin_seq for e in envelopes] == list(range(1, counts[origin] + 1))
     hlcs = [e.hlc for e in stored]
