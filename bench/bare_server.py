@@ -3,7 +3,7 @@
 Run as a script (`python bench/bare_server.py stock|graphmem`), never imported by the other
 benchmarks: it must import graphmem from wherever PYTHONPATH points (a `git archive` of a
 revision) and nothing from `bench`. `stock` uses the SDK's own stdio transport; `graphmem` the
-event-loop transport graphmem serves stdio with (`graphmem.stdio_transport.fast_stdio_server`).
+event-loop transport graphmem serves stdio with (`graphmem.wire.stdio_transport.fast_stdio_server`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def main(transport_name: str) -> None:
     server.middleware = []  # as graphmem does: no OpenTelemetry span per message
     transport: Callable[[], AbstractAsyncContextManager[tuple[Any, Any]]] = stdio_server
     if transport_name == "graphmem":
-        transport = importlib.import_module("graphmem.stdio_transport").fast_stdio_server
+        transport = importlib.import_module("graphmem.wire.stdio_transport").fast_stdio_server
 
     async def run() -> None:
         async with transport() as (read, write):

@@ -7,7 +7,7 @@ official server, graphmem, and a bare low-level SDK server (bench/bare_server.py
 tool returns a constant result without doing anything, once on the SDK's stock stdio transport
 and once on graphmem's. The bare server on graphmem's transport is the least a server built on
 the SDK's dispatcher can cost per call here. graphmem answers plain tool calls on its own fast
-path (graphmem.fast_calls), off that dispatcher; it is timed a second time with the fast path
+path (graphmem.wire.fast_calls), off that dispatcher; it is timed a second time with the fast path
 off (GRAPHMEM_FAST_CALLS=0), every call through the SDK, to show what the fast path saves.
 """
 

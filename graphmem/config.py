@@ -106,7 +106,7 @@ class Settings:
     hooks: tuple[str, ...] = ()
     # Events folded between two checkpoints of the read models; 0 turns checkpoints off.
     checkpoint_every: int = 100_000
-    # Answer plain tools/call lines on stdio off the SDK's per-call pipeline (graphmem.fast_calls).
+    # Answer plain tools/call lines on stdio off the SDK's per-call pipeline (graphmem.wire).
     fast_calls: bool = True
     http: HttpSettings = field(default_factory=HttpSettings)
     # Longest JSON-RPC line read on stdio; a longer one is refused with an error.

@@ -18,10 +18,8 @@ from mcp.shared.exceptions import MCPError
 from actors.errors import CommandRejectedError
 from eventstore.events import Cause
 from graphmem.app import App
-from graphmem.fast_calls import FastCalls, ToolCaller
 from graphmem.faults import FAULTS, explain
 from graphmem.notifier import GRAPH_URI, Notifier
-from graphmem.stdio_transport import WireReadStream
 from graphmem.tools.base import (
     ToolContext,
     ToolInputError,
@@ -33,6 +31,8 @@ from graphmem.tools.base import (
 from graphmem.tools.catalog import ToolCatalog
 from graphmem.tools.graph_values import whole_graph
 from graphmem.tools.mesh_format import mesh_error
+from graphmem.wire.fast_calls import FastCalls, ToolCaller
+from graphmem.wire.stdio_transport import WireReadStream
 
 log = structlog.get_logger(__name__)
 
@@ -104,7 +104,7 @@ class MemoryServer(Server[Any]):
     would advertise `listChanged: false`; this override makes every path agree.
 
     Over graphmem's own stdio transport, plain tool calls are answered by its fast path
-    (graphmem.fast_calls) with `call_tool`, the very function on_call_tool runs.
+    (graphmem.wire.fast_calls) with `call_tool`, the very function on_call_tool runs.
     """
 
     call_tool: ToolCaller | None = None

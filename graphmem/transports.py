@@ -27,7 +27,7 @@ from graphmem.http_service import (
 )
 from graphmem.notifier import Notifier
 from graphmem.server import MemoryServer, build_server
-from graphmem.stdio_transport import fast_stdio_server
+from graphmem.wire.stdio_transport import fast_stdio_server
 
 log = structlog.get_logger(__name__)
 

@@ -1,4 +1,4 @@
-"""The stdio fast path for tool calls (graphmem.fast_calls) puts on the wire exactly what the
+"""The stdio fast path for tool calls (graphmem.wire.fast_calls) puts on the wire exactly what the
 SDK's pipeline would: the same transcript, sent to a server with the fast path and to one
 without (GRAPHMEM_FAST_CALLS=0), gets byte-identical stdout in both protocol eras."""
 

@@ -11,8 +11,8 @@ from mcp import types
 from mcp.server.lowlevel import Server
 
 from eventstore.events import Cause
-from graphmem.fast_calls import FastCall, FastCalls, SessionView
 from graphmem.tools.base import ToolOutcome
+from graphmem.wire.fast_calls import FastCall, FastCalls, SessionView
 
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

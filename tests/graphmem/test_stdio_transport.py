@@ -16,10 +16,10 @@ from mcp.shared.message import SessionMessage
 from structlog.testing import capture_logs
 
 from eventstore.events import Cause
-from graphmem.fast_calls import FastCalls
-from graphmem.stdio_wire import Wire, WireReadStream
 from graphmem.tools.base import ToolOutcome
-from graphmem.wire_lines import LineReader
+from graphmem.wire.fast_calls import FastCalls
+from graphmem.wire.stdio_wire import Wire, WireReadStream
+from graphmem.wire.wire_lines import LineReader
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,7 @@ reads and writes pipes on the event loop. Like the SDK's, it claims fds 0 and 1 
 serving — fd 0 reads the null device and fd 1 goes to stderr — so nothing else in the process
 can read the protocol or write stray bytes into it. Where a standard stream is not a pipe or a
 socket (a regular file, a terminal), that stream is read or written in a worker thread, behind
-the same wire (graphmem.stdio_wire): one set of rules for every kind of stdio.
+the same wire (graphmem.wire.stdio_wire): one set of rules for every kind of stdio.
 
 At the end every answer is written whole before the pipe closes: the client may close stdin
 right after its last request and still read a 10 MB answer to the end.
@@ -27,9 +27,9 @@ import anyio
 import structlog
 
 from graphmem.config import MAX_LINE_BYTES
-from graphmem.stdio_wire import Wire, WireReadStream
-from graphmem.wire_guard import DRAIN_TIMEOUT
-from graphmem.wire_lines import LineReader
+from graphmem.wire.stdio_wire import Wire, WireReadStream
+from graphmem.wire.wire_guard import DRAIN_TIMEOUT
+from graphmem.wire.wire_lines import LineReader
 
 __all__ = ["MAX_LINE_BYTES", "WireReadStream", "fast_stdio_server"]
 

@@ -1,10 +1,10 @@
 """The stdio wire: lines in, in order, to the fast path or the SDK; answers out, whole.
 
 The server may attach a fast path to the read stream it is handed (`WireReadStream.attach`,
-graphmem.fast_calls): the plain tool calls it takes are then answered on this wire, off the
+graphmem.wire.fast_calls): the plain tool calls it takes are then answered on this wire, off the
 SDK's per-call pipeline, and every other message still goes to the SDK. The wire tracks what
 the fast path needs to know of the session (era, negotiated version, client) from the
-messages it carries. Every line is read first by graphmem.wire_guard, which answers what the
+messages it carries. Every line is read first by graphmem.wire.wire_guard, which answers what the
 SDK would drop or choke on.
 """
 
@@ -22,8 +22,8 @@ from mcp import types
 from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.message import SessionMessage
 
-from graphmem.fast_calls import FastCall, FastCalls, SessionView
-from graphmem.wire_guard import (
+from graphmem.wire.fast_calls import FastCall, FastCalls, SessionView
+from graphmem.wire.wire_guard import (
     DRAIN_TIMEOUT,
     InFlight,
     Line,
@@ -31,7 +31,7 @@ from graphmem.wire_guard import (
     read_line,
     to_session_message,
 )
-from graphmem.wire_lines import LineReader, Oversized
+from graphmem.wire.wire_lines import LineReader, Oversized
 
 __all__ = ["MAX_QUEUED", "ORDER_TIMEOUT", "Wire", "WireReadStream"]
 

@@ -1,0 +1,26 @@
+"""graphmem's own stdio wire, fenced off from the rest of the edge.
+
+What lives here and why: the SDK's stdio transport costs a dozen thread hand-offs per call and
+answers some faults with silence, so graphmem reads and writes the protocol pipes itself
+(`stdio_transport`, `stdio_wire`), checks every line before any parser sees it (`wire_lines`,
+`json_depth`, `wire_guard`) and answers the plain `tools/call` that dominates real traffic off
+the SDK's per-call pipeline (`fast_calls`), byte for byte as the SDK would.
+
+That last promise leans on SDK internals. When the `mcp` pin in pyproject.toml moves, re-check:
+
+- the modules imported here from `mcp.shared` (`dispatcher.as_request_id`/`coerce_request_id`,
+  `inbound.classify_inbound_request`, `jsonrpc_dispatcher.handler_exception_to_error_data`,
+  `message.SessionMessage`) and from `mcp_types` (protocol versions, the serverInfo meta key,
+  `methods.validate_client_request`) still exist with the same meaning;
+- how the SDK serialises a `CallToolResult` in each era (key order, `resultType`, `_meta`
+  serverInfo stamp), which `FastCalls.encode` reproduces;
+- which requests the SDK runs inline (`initialize`) or concurrently, which the ordering gate
+  in `stdio_wire` assumes;
+- `Server.run`'s signature and the `read_stream` it expects (`WireReadStream`).
+
+The suite holds the wire to the SDK: `tests/e2e/test_fast_path.py` (fast path on and off,
+byte-identical), `tests/e2e/test_golden_transcript.py`, `tests/e2e/test_wire_faults.py`,
+`tests/e2e/test_wire_fuzz.py` and `tests/graphmem/test_fast_calls.py`. Run them first after a
+bump; `GRAPHMEM_FAST_CALLS=0` sends every call through the SDK if the fast path must be
+switched off while a difference is investigated.
+"""
