@@ -22,6 +22,7 @@ if sys.platform != "win32":
 
 from eventstore import keys
 from eventstore.log import Durability, LogError, StorageError, StorageKind
+from eventstore.mapped_pages import release_mapped_pages
 
 _logger = logging.getLogger(__name__)
 
@@ -30,6 +31,10 @@ _MIN_MAP_SIZE = 64 * 1024
 # Grow before a write once the file uses this share of the map, so that MapFullError (which
 # costs a wasted attempt) stays the exception.
 _GROW_AT_NUM, _GROW_AT_DEN = 3, 4
+# Hand the log's mapped pages back (eventstore.mapped_pages) each time the file has grown by
+# this much since the last time, checking every so many commits.
+_RELEASE_EVERY_BYTES = 8 << 20
+_RELEASE_CHECK_COMMITS = 256
 
 
 _KIND_OF_ERRNO = {
@@ -186,6 +191,8 @@ class SharedEnv:
         self._dirty = threading.Event()
         self._syncer: _Syncer | None = None
         self._closed = False
+        self._commits = 0
+        self._released_at_page = 0
 
     def _init_meta(self) -> str:
         # Nothing else in this process can use the env yet, so resizing needs no gate here.
@@ -211,9 +218,24 @@ class SharedEnv:
             self._syncer.start()
 
     def committed(self) -> None:
+        self._commits += 1
+        if self._commits % _RELEASE_CHECK_COMMITS == 0:
+            self.release_pages_if_grown()
         if self.sync_on_commit:
             return
         self._dirty.set()
+
+    def release_pages_if_grown(self) -> int:
+        """Release the mapped pages (see eventstore.mapped_pages) once the file has grown by
+        _RELEASE_EVERY_BYTES since the last release; returns the bytes of mapping advised."""
+        last_page = self.env.info()["last_pgno"]
+        if (last_page - self._released_at_page) * self.psize < _RELEASE_EVERY_BYTES:
+            return 0
+        self._released_at_page = last_page
+        with self.gate.shared():  # a resize remaps the file: not meanwhile
+            if self._closed:
+                return 0
+            return release_mapped_pages(os.path.join(self.path, "data.mdb"))
 
     def sync(self) -> None:
         self._dirty.clear()
