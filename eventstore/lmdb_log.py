@@ -384,19 +384,6 @@ class LmdbCheckpointStore:
             buffers=True,
         )
 
-    def raw_record(self, name: str, position: int) -> bytes | None:
-        """The stored record as is (for tests and tools)."""
-
-        def get(txn: lmdb.Transaction) -> bytes | None:
-            found = _records(txn, self._shared()).get(name, position)
-            return None if found is None else bytes(found)
-
-        return self._log.read(get, buffers=True)
-
-    def put_raw_record(self, name: str, position: int, record: bytes) -> None:
-        """Store `record` as is, unchecked (for tests and tools)."""
-        self._log.write(_records, lambda records: records.put(name, position, record))
-
     def _shared(self) -> SharedEnv:
         return self._log._require_open()
 

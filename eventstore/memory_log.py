@@ -233,16 +233,6 @@ class InMemoryCheckpointStore:
         with self._lock:
             return checkpoints.delete_records(self._view(), name, position)
 
-    def raw_record(self, name: str, position: int) -> bytes | None:
-        """The stored record as is (for tests and tools)."""
-        with self._lock:
-            return self._records.get(name, {}).get(position)
-
-    def put_raw_record(self, name: str, position: int, record: bytes) -> None:
-        """Store `record` as is, unchecked (for tests and tools)."""
-        with self._lock:
-            self._view().put(name, position, record)
-
     def _view(self) -> _MemoryRecords:
         return _MemoryRecords(self._log, self._records)
 

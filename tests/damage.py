@@ -15,6 +15,7 @@ import msgspec
 
 from eventstore.events import EntityCreated, Envelope, ObservationAdded, encode_envelope
 from eventstore.lmdb_log import LmdbEventLog
+from tests.checkpoint_records import put_raw_record, raw_record
 
 Kind = Literal["junk", "truncated", "wrong_shape", "wrong_type", "other_position", "empty"]
 KINDS: tuple[Kind, ...] = (
@@ -63,11 +64,11 @@ def damage_checkpoint(data_dir: Path, name: str, position: int) -> None:
     """Flip a byte in the payload of `name`'s checkpoint at `position` (the checksum no
     longer matches)."""
     with LmdbEventLog.open(data_dir) as event_log:
-        record = event_log.checkpoints.raw_record(name, position)
+        record = raw_record(event_log, name, position)
         assert record is not None, f"no {name} checkpoint at {position}"
         flipped = bytearray(record)
         flipped[-1] ^= 0xFF
-        event_log.checkpoints.put_raw_record(name, position, bytes(flipped))
+        put_raw_record(event_log, name, position, bytes(flipped))
 
 
 def write_people(data_dir: Path, count: int = 10) -> int:

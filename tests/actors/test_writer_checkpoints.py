@@ -22,6 +22,7 @@ from eventstore.log import Checkpoint, EventLog, LogError, LogTransaction
 from projections import search as search_module
 from projections.graph import GraphProjection, GraphSnapshot
 from tests.actors.writer_support import Writer, events_of, first_answer, folded, people
+from tests.checkpoint_records import put_raw_record, raw_record
 
 T = TypeVar("T")
 
@@ -145,20 +146,20 @@ def test_a_bad_checkpoint_is_ignored_and_the_model_rebuilt_from_the_log(
     with LmdbEventLog.open(data_dir) as event_log:
         write_and_stop(event_log)
         store = event_log.checkpoints
-        record = store.raw_record("graph", WRITTEN) or b""
+        record = raw_record(event_log, "graph", WRITTEN) or b""
         store.delete("graph")
         if damage == "flipped byte":
             flipped = bytearray(record)
             flipped[len(flipped) // 2] ^= 0x40
-            store.put_raw_record("graph", WRITTEN, bytes(flipped))
+            put_raw_record(event_log, "graph", WRITTEN, bytes(flipped))
         elif damage == "truncated":
-            store.put_raw_record("graph", WRITTEN, record[: len(record) - 5])
+            put_raw_record(event_log, "graph", WRITTEN, record[: len(record) - 5])
         elif damage == "foreign version":
             store.save(Checkpoint("graph", GraphProjection.version + 1, WRITTEN, b"\x90"))
         else:
             log_id = event_log._require_open().stored_node_id
             fake = encode_record(Checkpoint("graph", 1, 99, b"\x90"), log_id=log_id, tip=0)
-            store.put_raw_record("graph", 99, fake)
+            put_raw_record(event_log, "graph", 99, fake)
 
         snapshot, logs = first_answer(event_log)
 

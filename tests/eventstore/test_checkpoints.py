@@ -6,7 +6,6 @@ import logging
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol, cast
 
 import pytest
 
@@ -14,15 +13,8 @@ from eventstore.checkpoints import Retention, encode_record
 from eventstore.events import EntityCreated, encode_envelope
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint, EventLog, LogError
+from tests.checkpoint_records import put_raw_record, raw_record
 from tests.eventstore.backends import BACKENDS, open_backend
-
-
-class RawRecords(Protocol):
-    """What both stores offer besides the protocol, to damage records on purpose."""
-
-    def raw_record(self, name: str, position: int) -> bytes | None: ...
-
-    def put_raw_record(self, name: str, position: int, record: bytes) -> None: ...
 
 
 @pytest.fixture(params=BACKENDS)
@@ -33,10 +25,6 @@ def log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventLog]:
         opened.append([EntityCreated(name=f"e{i}", entity_type="t")])
     yield opened
     opened.close()
-
-
-def raw(log: EventLog) -> RawRecords:
-    return cast(RawRecords, log.checkpoints)
 
 
 def graph_at(position: int, payload: bytes = b"state", version: int = 1) -> Checkpoint:
@@ -113,9 +101,9 @@ def test_a_flipped_byte_is_detected_and_an_older_checkpoint_used(
     log: EventLog, caplog: pytest.LogCaptureFixture
 ) -> None:
     log.checkpoints.save(graph_at(3, b"older"), graph_at(8, b"newer payload"))
-    record = bytearray(raw(log).raw_record("graph", 8) or b"")
+    record = bytearray(raw_record(log, "graph", 8) or b"")
     record[-3] ^= 0x01
-    raw(log).put_raw_record("graph", 8, bytes(record))
+    put_raw_record(log, "graph", 8, bytes(record))
 
     with caplog.at_level(logging.WARNING, logger="eventstore.checkpoints"):
         found = log.checkpoints.load("graph", 1)
@@ -127,8 +115,8 @@ def test_a_flipped_byte_is_detected_and_an_older_checkpoint_used(
 @pytest.mark.parametrize("keep", [0, 10, 40, -1])
 def test_a_truncated_record_is_ignored(log: EventLog, keep: int) -> None:
     log.checkpoints.save(graph_at(8, b"a payload of some length"))
-    record = raw(log).raw_record("graph", 8) or b""
-    raw(log).put_raw_record("graph", 8, record[:keep])
+    record = raw_record(log, "graph", 8) or b""
+    put_raw_record(log, "graph", 8, record[:keep])
 
     assert log.checkpoints.load("graph", 1) is None
     assert log.checkpoints.entries()[0].problem is not None
@@ -136,7 +124,7 @@ def test_a_truncated_record_is_ignored(log: EventLog, keep: int) -> None:
 
 def test_a_record_from_another_log_is_ignored(log: EventLog) -> None:
     tip = _tip_of(log, 5)
-    raw(log).put_raw_record("graph", 5, encode_record(graph_at(5), log_id="elsewhere", tip=tip))
+    put_raw_record(log, "graph", 5, encode_record(graph_at(5), log_id="elsewhere", tip=tip))
 
     assert log.checkpoints.load("graph", 1) is None
     assert "written for log 'elsewhere'" in (log.checkpoints.entries()[0].problem or "")
@@ -144,7 +132,7 @@ def test_a_record_from_another_log_is_ignored(log: EventLog) -> None:
 
 def test_a_record_covering_a_different_event_is_ignored(log: EventLog) -> None:
     log_id = _log_id(log)
-    raw(log).put_raw_record("graph", 5, encode_record(graph_at(5), log_id=log_id, tip=12345))
+    put_raw_record(log, "graph", 5, encode_record(graph_at(5), log_id=log_id, tip=12345))
 
     assert log.checkpoints.load("graph", 1) is None
 
@@ -153,7 +141,7 @@ def test_a_record_past_the_logs_end_is_ignored(
     log: EventLog, caplog: pytest.LogCaptureFixture
 ) -> None:
     log_id = _log_id(log)
-    raw(log).put_raw_record("graph", 50, encode_record(graph_at(50), log_id=log_id, tip=0))
+    put_raw_record(log, "graph", 50, encode_record(graph_at(50), log_id=log_id, tip=0))
 
     with caplog.at_level(logging.WARNING, logger="eventstore.checkpoints"):
         assert log.checkpoints.load("graph", 1) is None
@@ -162,7 +150,7 @@ def test_a_record_past_the_logs_end_is_ignored(
 
 def test_a_record_stored_under_another_position_is_ignored(log: EventLog) -> None:
     log.checkpoints.save(graph_at(4))
-    raw(log).put_raw_record("graph", 6, raw(log).raw_record("graph", 4) or b"")
+    put_raw_record(log, "graph", 6, raw_record(log, "graph", 4) or b"")
     log.checkpoints.delete("graph", 4)
 
     assert log.checkpoints.load("graph", 1) is None
@@ -178,7 +166,7 @@ def test_saving_with_retention_keeps_the_newest_and_one_per_interval(log: EventL
 
 def test_retention_prunes_older_versions_and_leaves_newer_ones(log: EventLog) -> None:
     log.checkpoints.save(graph_at(2, version=1), graph_at(3, version=3))
-    raw(log).put_raw_record("graph", 4, b"garbage")
+    put_raw_record(log, "graph", 4, b"garbage")
 
     log.checkpoints.save(graph_at(6, version=2), retention=Retention(spacing=1, keep=5))
 
