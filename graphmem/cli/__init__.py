@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 from collections.abc import Sequence
 
 from graphmem.cli import check, import_export, log_commands, replay, serve, stats
@@ -58,5 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report(CliError(str(problem), code=2))
     if args.data_dir:
         settings = settings.with_data_dir(args.data_dir)
-    configure_logging(settings.log_level)
+    _configure_logging(args.command, settings)
     return run_command(args, settings)
+
+
+def _configure_logging(command: str, settings: Settings) -> None:
+    """JSON lines for `serve` and whenever stderr is not a terminal (scripts and tests read
+    them); for a one-shot command at a terminal, plain lines, warnings and errors only unless
+    GRAPHMEM_LOG_LEVEL asks for more."""
+    human = command != "serve" and sys.stderr.isatty()
+    default = "WARNING" if human else "INFO"
+    configure_logging(settings.log_level or default, human=human)
