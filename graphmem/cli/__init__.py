@@ -31,6 +31,7 @@ COMMAND_GROUPS = (serve, import_export, log_commands, stats, replay, check)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `graphmem` parser, every command group registered on it."""
     parser = argparse.ArgumentParser(
         prog="graphmem",
         description="graphmem: an event-sourced knowledge-graph memory for AI agents, served "
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for group in COMMAND_GROUPS:
         group.add_parsers(commands)
-    # A bare `graphmem` serves on stdio: it is what MCP hosts configured long ago spawn.
+    # A bare `graphmem` serves on stdio, as it always has: host configurations spawn it so.
     parser.set_defaults(command="serve", run=serve.serve)
     return parser
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from graphmem.config import Settings
 from graphmem.faults import FAULTS, explain
 
-__all__ = ["CliError", "Command", "Subparsers", "run_command"]
+__all__ = ["CliError", "Command", "Subparsers", "report", "run_command"]
 
 Command: TypeAlias = Callable[[argparse.Namespace, Settings], int]
 """A command: its parsed arguments and the settings in, its exit code out."""
