@@ -94,7 +94,7 @@ class Settings:
     data_dir: Path
     node_id: str | None = None
     durability: Durability = Durability.EVERYSEC
-    log_level: str = "INFO"
+    log_level: str | None = None  # None: INFO, or WARNING for a one-shot command on a terminal
     limits: InputLimits = field(default_factory=InputLimits)
     tools: tuple[str, ...] = DEFAULT_TOOLS
     # User schema folders, loaded after (and overriding) the shipped ones.
@@ -146,7 +146,7 @@ class Settings:
             data_dir=Path(data_dir).expanduser(),
             node_id=env.get("GRAPHMEM_NODE_ID") or None,
             durability=durability,
-            log_level=(env.get("GRAPHMEM_LOG_LEVEL") or "INFO").upper(),
+            log_level=(env.get("GRAPHMEM_LOG_LEVEL") or "").upper() or None,
             tools=parse_tools(env["GRAPHMEM_TOOLS"])
             if env.get("GRAPHMEM_TOOLS")
             else DEFAULT_TOOLS,

@@ -1,4 +1,8 @@
-"""Logging setup: structlog, one JSON object per line, to stderr — stdout belongs to MCP."""
+"""Logging setup: structlog to stderr — stdout belongs to MCP (and to a command's output).
+
+JSON lines, one object each, for the server and for anything that reads stderr (scripts,
+tests); for a one-shot command run by a person at a terminal, short `warning: ...` lines.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any, TextIO
 
 import msgspec
 import structlog
+from structlog.typing import EventDict, WrappedLogger
 
 _json = msgspec.json.Encoder(enc_hook=repr)
 
@@ -17,19 +22,45 @@ def _serialize(obj: Any, **_kwargs: Any) -> str:
     return _json.encode(obj).decode()
 
 
-def configure_logging(level: str = "INFO", stream: TextIO | None = None) -> None:
-    """Send structlog and stdlib logging (mcp, uvicorn, pykka) to `stream` as JSON lines."""
+def _human(_logger: WrappedLogger, _name: str, event_dict: EventDict) -> str:
+    """One line a person reads: `warning: checkpoint_unusable (checkpoint=graph, ...)`, then
+    the traceback if one was logged (a bug: it should be seen whole)."""
+    level = event_dict.pop("level", "info")
+    event = event_dict.pop("event", "")
+    event_dict.pop("timestamp", None)
+    trace = event_dict.pop("exception", None)
+    details = ", ".join(f"{key}={value}" for key, value in event_dict.items())
+    line = f"{level}: {event}" + (f" ({details})" if details else "")
+    return f"{line}\n{trace}" if trace else line
+
+
+def configure_logging(
+    level: str = "INFO", stream: TextIO | None = None, *, human: bool = False
+) -> None:
+    """Send structlog and stdlib logging (mcp, uvicorn, pykka) to `stream`: JSON lines, or
+    with `human` one plain line per entry."""
     out = stream or sys.stderr
     numeric_level = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
-    shared: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-        structlog.processors.StackInfoRenderer(),
-        structlog.processors.dict_tracebacks,
-    ]
+    stamp: list[Any] = [structlog.contextvars.merge_contextvars, structlog.processors.add_log_level]
+    shared: list[Any]
+    renderer: Any
+    if human:  # no timestamp: a person sees the line as it is written
+        shared = [
+            *stamp,
+            structlog.processors.StackInfoRenderer(),
+            structlog.processors.format_exc_info,
+        ]
+        renderer = _human
+    else:
+        shared = [
+            *stamp,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.StackInfoRenderer(),
+            structlog.processors.dict_tracebacks,
+        ]
+        renderer = structlog.processors.JSONRenderer(serializer=_serialize)
     structlog.configure(
-        processors=[*shared, structlog.processors.JSONRenderer(serializer=_serialize)],
+        processors=[*shared, renderer],
         logger_factory=structlog.WriteLoggerFactory(file=out),
         wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
         cache_logger_on_first_use=True,
@@ -37,10 +68,7 @@ def configure_logging(level: str = "INFO", stream: TextIO | None = None) -> None
     handler = logging.StreamHandler(out)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.JSONRenderer(serializer=_serialize),
-            ],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
             foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared],
         )
     )

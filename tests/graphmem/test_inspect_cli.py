@@ -27,8 +27,10 @@ from eventstore.events import (
 from eventstore.hlc import HybridLogicalClock
 from eventstore.lmdb_log import LmdbEventLog
 from graphmem.app import start_actors, stop_actors
+from graphmem.cli import run_command
+from graphmem.cli.log_commands import add_parsers as add_log_parsers
+from graphmem.cli.stats import add_parsers as add_stats_parsers
 from graphmem.config import Settings
-from graphmem.inspect_cli import add_commands, run_command
 from projections.entity_schema import canonical_json
 
 # 2025-01-01T00:00:00Z; transaction k of the known log is written k seconds after it.
@@ -130,11 +132,10 @@ def data_dir(tmp_path: Path) -> Path:
 def cli(data_dir: Path, *argv: str) -> int:
     """The command as `graphmem --data-dir DIR ...` runs it (argparse included)."""
     parser = argparse.ArgumentParser(prog="graphmem")
-    add_commands(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(list(argv))
-    code = run_command(Settings(data_dir=data_dir), args)
-    assert code is not None
-    return code
+    commands = parser.add_subparsers(dest="command")
+    add_log_parsers(commands)
+    add_stats_parsers(commands)
+    return run_command(parser.parse_args(list(argv)), Settings(data_dir=data_dir))
 
 
 def lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -433,7 +434,3 @@ def test_python_m_graphmem_history_prints_an_entitys_history(data_dir: Path) -> 
         "EntityCreated",
         "cursor",
     )
-
-
-def test_run_command_leaves_other_commands_alone(tmp_path: Path) -> None:
-    assert run_command(Settings(data_dir=tmp_path), argparse.Namespace(command="serve")) is None

@@ -27,15 +27,11 @@ from eventstore.events import (
 from eventstore.hlc import HybridLogicalClock
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint
+from graphmem.cli import run_command
+from graphmem.cli.arguments import parse_point
+from graphmem.cli.replay import MISMATCH_EXIT, add_parsers, export_as_of
 from graphmem.config import Settings
 from graphmem.migration import export_jsonl
-from graphmem.replay_cli import (
-    MISMATCH_EXIT,
-    add_commands,
-    export_as_of,
-    parse_point,
-    run_command,
-)
 from projections.graph import GraphProjection
 from projections.graph_diff import apply_diff, decode_changes
 
@@ -91,10 +87,8 @@ def data_dir(tmp_path: Path) -> Path:
 def cli(data_dir: Path, *argv: str) -> int:
     """The command as `graphmem --data-dir DIR ...` runs it (argparse included)."""
     parser = argparse.ArgumentParser(prog="graphmem")
-    add_commands(parser.add_subparsers(dest="command"))
-    code = run_command(Settings(data_dir=data_dir), parser.parse_args(list(argv)))
-    assert code is not None
-    return code
+    add_parsers(parser.add_subparsers(dest="command"))
+    return run_command(parser.parse_args(list(argv)), Settings(data_dir=data_dir))
 
 
 def graph_upto(data_dir: Path, position: int) -> GraphProjection:

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, TextIO
 
 from tqdm import tqdm  # type: ignore[import-untyped]
 
 from actors.rebuild import PROJECTIONS, RebuildReport, rebuild_checkpoints
-from actors.time_travel import AsOfError, models_at, parse_as_of, position_at_time
-from eventstore.lmdb_log import LmdbEventLog
+from actors.time_travel import models_at
 from eventstore.log import EventLog
+from graphmem.cli.arguments import Point, parse_point, resolve_point
+from graphmem.cli.command import Subparsers
+from graphmem.cli.data_dir import open_log
 from graphmem.config import Settings
 from graphmem.history import iso_time
 from graphmem.migration import export_jsonl
@@ -42,59 +40,17 @@ from projections.graph_diff import (
 )
 
 __all__ = [
-    "COMMANDS",
     "MISMATCH_EXIT",
-    "Point",
-    "ReplayError",
-    "add_commands",
+    "add_parsers",
     "export_as_of",
     "graph_at",
-    "parse_point",
     "print_diff",
     "print_rebuild",
-    "resolve_point",
-    "run_command",
 ]
 
-COMMANDS = ("diff", "rebuild")
 MISMATCH_EXIT = 3  # `graphmem rebuild` found a checkpoint that disagrees with the log
 
 Out = TextIO
-
-
-class ReplayError(Exception):
-    """A replay command cannot run (no log, a point past its end); the message says why."""
-
-
-# --- points in the log ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Point:
-    """A point in the log as given: a position, or a time (UTC)."""
-
-    text: str
-    at: int | datetime
-
-
-def parse_point(value: str) -> Point:
-    """A log position (a whole number, 0 = before the first event), an ISO-8601 time (UTC
-    unless it says otherwise) or a date (the start of that day, UTC): as_of's forms."""
-    try:
-        return Point(value, parse_as_of(value))
-    except AsOfError as problem:
-        raise argparse.ArgumentTypeError(str(problem)) from None
-
-
-def resolve_point(event_log: EventLog, point: Point) -> int:
-    """The log position `point` names; a time names the last event written at or before it
-    (0 before the first), a position must not be past the log's end."""
-    last = event_log.last_position()
-    if isinstance(point.at, datetime):
-        return position_at_time(event_log, point.at, last)
-    if point.at > last:
-        raise ReplayError(f"position {point.at} is past the log's end ({last})")
-    return point.at
 
 
 def graph_at(event_log: EventLog, position: int) -> GraphProjection:
@@ -107,20 +63,6 @@ def _describe(event_log: EventLog, position: int) -> str:
         return "position 0 (the empty log)"
     envelope = next(iter(event_log.read_from(position)))
     return f"position {position} ({iso_time(envelope.hlc)})"
-
-
-@contextmanager
-def open_log(settings: Settings) -> Iterator[LmdbEventLog]:
-    """The data dir's log; a ReplayError if it holds none (never creates one)."""
-    if not (settings.data_dir / "data.mdb").is_file():
-        raise ReplayError(
-            f"no graphmem log in {settings.data_dir} (set GRAPHMEM_DIR or --data-dir)"
-        )
-    event_log = LmdbEventLog.open(settings.data_dir, durability=settings.durability)
-    try:
-        yield event_log
-    finally:
-        event_log.close()
 
 
 def export_as_of(settings: Settings, point: Point) -> bytes:
@@ -185,7 +127,7 @@ def print_diff(changes: list[Change], out: Out, *, as_json: bool, heading: str =
         out.write(_row(change) + "\n")
 
 
-def _diff_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
+def _diff_command(args: argparse.Namespace, settings: Settings) -> int:
     with open_log(settings) as event_log:
         first = resolve_point(event_log, args.a)
         second = resolve_point(event_log, args.b)
@@ -193,7 +135,7 @@ def _diff_command(settings: Settings, args: argparse.Namespace, out: Out) -> int
             graph_at(event_log, first).snapshot(), graph_at(event_log, second).snapshot()
         )
         heading = f"the graph from {_describe(event_log, first)} to {_describe(event_log, second)}"
-    print_diff(changes, out, as_json=args.json, heading=heading)
+    print_diff(changes, sys.stdout, as_json=args.json, heading=heading)
     return 0
 
 
@@ -226,7 +168,7 @@ def print_rebuild(report: RebuildReport, out: Out, err: Out) -> int:
     return MISMATCH_EXIT if report.mismatches else 0
 
 
-def _rebuild_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
+def _rebuild_command(args: argparse.Namespace, settings: Settings) -> int:
     names = PROJECTIONS if args.projection == "all" else (args.projection,)
     with (
         open_log(settings) as event_log,
@@ -240,13 +182,13 @@ def _rebuild_command(settings: Settings, args: argparse.Namespace, out: Out) -> 
         ) as bar,
     ):
         report = rebuild_checkpoints(event_log, names, progress=bar.update)
-    return print_rebuild(report, out, sys.stderr)
+    return print_rebuild(report, sys.stdout, sys.stderr)
 
 
 # --- the commands --------------------------------------------------------------------------------
 
 
-def add_commands(subparsers: Any) -> None:
+def add_parsers(subparsers: Subparsers) -> None:
     """Register `diff` and `rebuild` on the `graphmem` command's subparsers."""
     diff = subparsers.add_parser(
         "diff",
@@ -261,7 +203,7 @@ def add_commands(subparsers: Any) -> None:
     diff.add_argument("a", type=parse_point, metavar="A", help="the earlier point: POS or TIME")
     diff.add_argument("b", type=parse_point, metavar="B", help="the later point: POS or TIME")
     diff.add_argument("--json", action="store_true", help="JSON lines instead of a table")
-    diff.set_defaults(replay=_diff_command)
+    diff.set_defaults(run=_diff_command)
 
     rebuild = subparsers.add_parser(
         "rebuild",
@@ -280,18 +222,4 @@ def add_commands(subparsers: Any) -> None:
         default="all",
         help="the read model to rebuild (default: all)",
     )
-    rebuild.set_defaults(replay=_rebuild_command)
-
-
-def run_command(settings: Settings, args: argparse.Namespace) -> int | None:
-    """Run the replay command `args` names; None if it names none of them."""
-    command: Callable[[Settings, argparse.Namespace, Out], int] | None = getattr(
-        args, "replay", None
-    )
-    if command is None:
-        return None
-    try:
-        return command(settings, args, sys.stdout)
-    except ReplayError as problem:
-        print(f"graphmem {args.command}: {problem}", file=sys.stderr)
-        return 1
+    rebuild.set_defaults(run=_rebuild_command)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import os
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
@@ -12,12 +14,15 @@ import msgspec
 
 from eventstore.events import EntityCreated, Envelope
 from eventstore.log import EventLog
+from graphmem.cli.command import Subparsers
+from graphmem.cli.data_dir import open_log
+from graphmem.config import Settings
 from graphmem.history import iso_time
 from projections.graph import GraphProjection
 from projections.history import tag_of
 from projections.schemas import SchemaProjection
 
-__all__ = ["collect_stats", "print_stats"]
+__all__ = ["add_parsers", "collect_stats", "print_stats"]
 
 CHUNK = 50_000
 
@@ -146,3 +151,23 @@ def print_stats(figures: dict[str, Any], out: TextIO, *, as_json: bool = False) 
         ),
     ]
     out.write("\n".join(lines) + "\n")
+
+
+def add_parsers(subparsers: Subparsers) -> None:
+    """Register `stats`."""
+    stats = subparsers.add_parser(
+        "stats",
+        help="figures about the log and the graph it holds",
+        description="Print events in total, by type and by node; transactions; the first and "
+        "last position and time; entities alive and deleted, relations, observations; schemas "
+        "in force; checkpoints; and the data dir's size on disk.",
+    )
+    stats.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    stats.set_defaults(run=_stats_command)
+
+
+def _stats_command(args: argparse.Namespace, settings: Settings) -> int:
+    with open_log(settings) as event_log:
+        figures = collect_stats(event_log, settings.data_dir)
+    print_stats(figures, sys.stdout, as_json=args.json)
+    return 0

@@ -2,27 +2,42 @@
 
 from __future__ import annotations
 
-from typing import TextIO
+import argparse
+import sys
 
-from eventstore.lmdb_log import LmdbEventLog
 from eventstore.verify import LogReport, verify_log
+from graphmem.cli.command import CliError, Subparsers
+from graphmem.cli.data_dir import open_log
 from graphmem.config import Settings
 from graphmem.faults import damaged_advice
 
-__all__ = ["run_check", "summarize"]
+__all__ = ["add_parsers", "run_check", "summarize"]
 
 SHOWN_PROBLEMS = 100
 
 
-def run_check(settings: Settings, out: TextIO, err: TextIO) -> int:
-    """Verify the data dir's log: one line per problem on `out`, the verdict and what to do
-    on `err` (exit code 1); when all is sound, one line on `out` (exit code 0)."""
-    if not (settings.data_dir / "data.mdb").is_file():
-        where = settings.data_dir
-        err.write(f"graphmem check: no graphmem log in {where} (set GRAPHMEM_DIR or --data-dir)\n")
-        return 1
-    with LmdbEventLog.open(settings.data_dir, durability=settings.durability) as event_log:
+def add_parsers(subparsers: Subparsers) -> None:
+    """Register `check`."""
+    check = subparsers.add_parser(
+        "check",
+        help="verify every event and checkpoint in the data dir",
+        description="Read the whole log and every checkpoint and verify them: each event "
+        "decodes and sits at its own position, positions run without gaps, each node's "
+        "sequence numbers, transactions and clock stamps run in order, the per-node index "
+        "matches the log, and each checkpoint's header and checksum hold. Prints one line "
+        "per problem (where, what is wrong) and what to do; exit code 1 if anything is "
+        "damaged, 0 with a one-line summary when all is sound. Read-only: safe beside a "
+        "running server.",
+    )
+    check.set_defaults(run=run_check)
+
+
+def run_check(args: argparse.Namespace, settings: Settings) -> int:
+    """Verify the data dir's log: one line per problem on stdout, then a CliError with the
+    verdict and what to do; when all is sound, one line on stdout (exit code 0)."""
+    with open_log(settings) as event_log:
         report = verify_log(event_log)
+    out = sys.stdout
     if report.sound:
         out.write(f"graphmem check: {summarize(report)}\n")
         return 0
@@ -30,8 +45,8 @@ def run_check(settings: Settings, out: TextIO, err: TextIO) -> int:
         out.write(f"{problem.where}: {problem.what}\n")
     if len(report.problems) > SHOWN_PROBLEMS:
         out.write(f"... and {len(report.problems) - SHOWN_PROBLEMS} more\n")
-    err.write(f"graphmem check: {_verdict(report)}\n")
-    return 1
+    out.flush()
+    raise CliError(_verdict(report))
 
 
 def summarize(report: LogReport) -> str:

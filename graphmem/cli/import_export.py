@@ -1,0 +1,160 @@
+"""`graphmem import` and `graphmem export`: the official memory server's file in and out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+
+from tqdm import tqdm  # type: ignore[import-untyped]
+
+from graphmem.app import running
+from graphmem.cli.arguments import Point, parse_point, positive
+from graphmem.cli.command import CliError, Subparsers
+from graphmem.cli.replay import export_as_of
+from graphmem.config import Settings
+from graphmem.faults import FAULTS, explain
+from graphmem.migration import (
+    ImportReport,
+    MemoryFileError,
+    export_jsonl,
+    import_memory,
+    read_memory_file,
+    write_atomic,
+)
+
+__all__ = ["SHOWN_PROBLEMS", "add_parsers"]
+
+SHOWN_PROBLEMS = 20
+
+
+def add_parsers(subparsers: Subparsers) -> None:
+    """Register `import` and `export`."""
+    import_ = subparsers.add_parser(
+        "import",
+        help="import an official memory file (memory.jsonl or legacy memory.json)",
+        description="Import the official memory server's file into the graph: JSONL, or the "
+        "legacy single-document memory.json. Idempotent: only what the graph lacks is added "
+        "(missing entities, the observations existing entities lack, missing relations), so "
+        "importing the same file again changes nothing. Malformed lines and relations to "
+        "missing entities are reported with their line numbers and skipped. Shows progress "
+        "on stderr and prints a summary on stdout. Exit code 0 when the import ran (even "
+        "with problems reported), 1 when the file cannot be read.",
+    )
+    import_.add_argument("file", metavar="FILE", help="the memory file to import")
+    import_.add_argument(
+        "--batch-size",
+        type=positive,
+        default=1000,
+        metavar="N",
+        help="records per command, i.e. per log transaction (default 1000)",
+    )
+    import_.set_defaults(run=_import)
+
+    export = subparsers.add_parser(
+        "export",
+        help="write the graph in the official memory file format (JSONL)",
+        description="Write the whole graph, as one consistent snapshot, in the official "
+        "memory server's JSONL format, byte for byte as it writes the file itself: point "
+        "MEMORY_FILE_PATH at the result and the official server reads it. Writes to stdout, "
+        "or with -o atomically replaces FILE (temp file, then rename).",
+    )
+    export.add_argument(
+        "-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout"
+    )
+    export.add_argument(
+        "--as-of",
+        type=parse_point,
+        default=None,
+        metavar="POS|TIME",
+        help="the graph as it was at this log position or ISO-8601 time (UTC unless it says; "
+        "a date alone is the start of that day), read from the log without starting a server",
+    )
+    export.set_defaults(run=_export)
+
+
+def _import(args: argparse.Namespace, settings: Settings) -> int:
+    file: str = args.file
+    try:
+        parsed = read_memory_file(file)
+    except MemoryFileError as problem:
+        raise CliError(str(problem)) from None
+    if parsed.problems and not (parsed.entities or parsed.relations):
+        raise CliError(
+            f"{file} is not a memory file: no line holds an entity or a relation (first "
+            f"problem: {parsed.problems[0]})"
+        )
+    if settings.checkpoint_every:
+        # One checkpoint when the import is done (on stop), none while it runs: a bulk load
+        # would otherwise stop to snapshot an ever larger graph again and again.
+        settings = replace(settings, checkpoint_every=sys.maxsize)
+    done = 0
+    try:
+        with (
+            running(settings, load_schemas=False) as app,
+            tqdm(
+                total=len(parsed.entities) + len(parsed.relations),
+                file=sys.stderr,
+                unit="record",
+                desc="importing",
+                dynamic_ncols=True,
+            ) as bar,
+        ):
+
+            def progress(records: int, total: int) -> None:
+                nonlocal done
+                done = records
+                bar.update(records - bar.n)
+
+            report = import_memory(app.graph, parsed, batch_size=args.batch_size, progress=progress)
+    except FAULTS as fault:
+        # What was committed before stays; the import is idempotent, so running it again
+        # once the fault is fixed adds exactly what is missing.
+        raise CliError(
+            f"stopped after {done} records: {explain(fault)}; then import {file} again: it "
+            "adds only what the graph lacks"
+        ) from None
+    _print_report(report, file, settings)
+    return 0
+
+
+def _print_report(report: ImportReport, file: str, settings: Settings) -> None:
+    kind = "legacy JSON document" if report.format == "legacy-json" else "JSONL"
+    print(f"Imported {file} ({kind}) into {settings.data_dir}")
+    print(
+        f"  entities:     {report.entities_created} created, "
+        f"{report.entities_present} already present"
+    )
+    print(
+        f"  observations: {report.observations_added} added, "
+        f"{report.observations_present} already present"
+    )
+    print(
+        f"  relations:    {report.relations_created} created, "
+        f"{report.relations_present} already present"
+    )
+    print(f"  skipped (already present): {report.skipped}")
+    print(f"  problems:     {len(report.problems)}")
+    for shown in report.problems[:SHOWN_PROBLEMS]:
+        print(f"    {shown}")
+    if len(report.problems) > SHOWN_PROBLEMS:
+        print(f"    ... and {len(report.problems) - SHOWN_PROBLEMS} more")
+
+
+def _export(args: argparse.Namespace, settings: Settings) -> int:
+    as_of: Point | None = args.as_of
+    output: str | None = args.output
+    if as_of is not None:
+        data = export_as_of(settings, as_of)
+    else:
+        with running(settings, load_schemas=False) as app:
+            data = app.graph.query_blocking(export_jsonl)
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return 0
+    try:
+        write_atomic(output, data)
+    except OSError as error:
+        raise CliError(f"cannot write {output}: {error}") from None
+    return 0

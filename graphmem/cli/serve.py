@@ -1,0 +1,90 @@
+"""`graphmem serve`: the memory over MCP, on stdio for one client or over streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+
+from graphmem.app import running
+from graphmem.cli.command import CliError, Subparsers
+from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
+from graphmem.http_service import TokenError, exposure_problem, load_tokens
+from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serve_http, serve_stdio
+
+__all__ = ["add_parsers", "host_port", "serve"]
+
+
+def host_port(value: str) -> tuple[str, int]:
+    """An argparse type: HOST:PORT, HOST or :PORT, the missing part the default."""
+    if not value:
+        return DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = value, str(DEFAULT_HTTP_PORT)
+    try:
+        number = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:8765)"
+        ) from None
+    if not 0 < number < 65536:
+        raise argparse.ArgumentTypeError(f"port {number} is outside 1-65535")
+    return host.strip("[]") or DEFAULT_HTTP_HOST, number
+
+
+def add_parsers(subparsers: Subparsers) -> None:
+    """Register `serve`."""
+    serve_ = subparsers.add_parser(
+        "serve",
+        help="serve the memory over MCP (stdio by default)",
+        description="Serve the knowledge graph over MCP: on stdio for one client (what MCP "
+        "hosts spawn), or with --http as one long-running streamable-HTTP service many "
+        "clients share (path /mcp).",
+    )
+    serve_.add_argument(
+        "--http",
+        nargs="?",
+        const="",
+        default=None,
+        type=host_port,
+        metavar="HOST:PORT",
+        help="serve streamable HTTP instead of stdio (default 127.0.0.1:8765); any host "
+        "but 127.0.0.1, localhost or ::1 needs a bearer token (GRAPHMEM_HTTP_TOKEN or "
+        "GRAPHMEM_HTTP_TOKEN_FILE)",
+    )
+    serve_.add_argument(
+        "--tools",
+        default=None,
+        metavar="FAMILIES",
+        help="the tool families to serve, comma-separated, from: "
+        f"{', '.join(TOOL_FAMILIES)} (overrides GRAPHMEM_TOOLS; default "
+        f"{','.join(DEFAULT_TOOLS)}). memory: the official memory tools and their extensions; "
+        "schema: add_/update_/delete_<type> per schema file; mesh: the node/edge/metadata "
+        "tools (their read_graph, search_nodes and open_nodes answer in place of memory's)",
+    )
+    serve_.set_defaults(run=serve)
+
+
+def serve(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve until the client goes away (stdio) or a signal stops the service (HTTP).
+    `args` may come from a bare `graphmem`, which serves on stdio with the defaults."""
+    tools: str | None = getattr(args, "tools", None)
+    if tools is not None:
+        try:
+            settings = settings.with_tools(parse_tools(tools, where="--tools"))
+        except SettingsError as problem:
+            raise CliError(str(problem), code=2) from None
+    http: tuple[str, int] | None = getattr(args, "http", None)
+    if http is None:
+        with running(settings, serve_stale=True) as app:
+            serve_stdio(app)
+        return 0
+    # Checked before the store opens: an unsafe service must not start at all.
+    try:
+        tokens = load_tokens(settings.http)
+    except TokenError as error:
+        raise CliError(str(error), code=2) from None
+    if (unsafe := exposure_problem(http[0], tokens)) is not None:
+        raise CliError(unsafe, code=2)
+    with running(settings, serve_stale=True) as app:
+        serve_http(app, *http, tokens)
+    return 0
