@@ -39,7 +39,7 @@ ORIGINS = ["node-a", "node-b", "node-c"]
 SCHEMA = '{"type": "object", "properties": {"age": {"type": "integer"}}}'
 
 
-def _event(rng: random.Random) -> AnyEvent:  # noqa: PLR0911 (one case per kind)
+def _event(rng: random.Random) -> AnyEvent:
     name, other = rng.choice(NAMES), rng.choice(NAMES)
     kind = rng.randrange(100)
     if kind < 20:
