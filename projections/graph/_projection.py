@@ -67,10 +67,10 @@ _RELATION_ATTRIBUTES = (
 class GraphProjection(GraphReads):
     """Entities, observations, relations and adjacency, folded from envelopes (pure, no I/O)."""
 
-    name = "graph"
+    name: ClassVar[str] = "graph"
     # Bump on any change to what a log folds to, to the records or to _Snapshot: a checkpoint
     # of another version is never taken for a current one.
-    version = 2
+    version: ClassVar[int] = 2
     # Earlier versions whose snapshots from_snapshot still reads (the fold changed, the layout
     # did not): after an upgrade, a served process answers from one while it refolds the log
     # in the background (see actors.checkpointer). A layout change drops them.
