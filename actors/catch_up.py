@@ -1,22 +1,23 @@
 """catch_up: read the log after a model's position in chunks and fold them — the one place.
 
-Every fold from the log goes through here: the writer's start-up and its catch-up on other
-processes' appends, the lazily folded models, checkpoint restores brought level, rebuilds
-(`graphmem rebuild` and the background one) and the as-of reads. The log decodes strictly
-(a record that is not the envelope of its own position raises DamagedLogError naming it);
-here every chunk is also checked to continue the positions folded so far, so no event is
-ever skipped or folded out of place.
+Every fold from the log goes through here: the writer's start-up, its catch-up on other
+processes' appends (between requests, and inside each write transaction), the lazily folded
+models, checkpoint restores brought level, rebuilds (`graphmem rebuild` and the background
+one) and the as-of reads. The log decodes strictly (a record that is not the envelope of its
+own position raises DamagedLogError naming it); here every chunk is also checked to continue
+the positions folded so far, so no event is ever skipped or folded out of place.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
 
 from eventstore.events import Envelope
-from eventstore.log import DamagedLogError, EventLog
+from eventstore.log import DamagedLogError
 
-__all__ = ["CHUNK", "CatchUpCancelledError", "catch_up"]
+__all__ = ["CHUNK", "CatchUpCancelledError", "Readable", "catch_up"]
 
 # Envelopes folded at a time (and between progress reports, cancellation checks and
 # publications): small, so that each projection finds them still in the CPU's cache (20,000
@@ -24,12 +25,20 @@ __all__ = ["CHUNK", "CatchUpCancelledError", "catch_up"]
 CHUNK = 1024
 
 
+class Readable(Protocol):
+    """What a fold reads: an EventLog, or a LogTransaction (which sees its own appends)."""
+
+    def last_position(self) -> int: ...
+
+    def read_from(self, position: int) -> Iterator[Envelope]: ...
+
+
 class CatchUpCancelledError(Exception):
     """A fold was stopped before it finished (`cancelled()` turned true)."""
 
 
 def catch_up(
-    event_log: EventLog,
+    event_log: Readable,
     fold: Callable[[Sequence[Envelope]], None],
     after: int,
     *,

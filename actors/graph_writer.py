@@ -12,6 +12,7 @@ import pykka
 import structlog
 
 from actors.bridge import Reply
+from actors.catch_up import catch_up
 from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, Checkpointer
 from actors.commands import Command, CommandResult
 from actors.decide import Decision, decide
@@ -302,10 +303,10 @@ class GraphWriterActor(pykka.ThreadingActor):
     ) -> tuple[list[Envelope], list[_Outcome | BaseException]]:
         if txn.attempt > 0 or self._dirty:
             self._reset_models()
-        # Other processes' appends since, inside the transaction (not chunked: they are few,
-        # and the decisions below need every one of them folded).
-        caught_up = list(txn.read_from(self._models.position + 1))
-        self._models.apply(caught_up)
+        # Other processes' appends since, as this transaction sees them: decisions are made
+        # against the latest state of the shared log.
+        caught_up: list[Envelope] = []
+        catch_up(txn, self._models.apply, self._models.position, each_chunk=caught_up.extend)
         self._dirty = True
         outcomes: list[_Outcome | BaseException] = []
         for item in batch:

@@ -17,7 +17,6 @@ from typing import Any
 import structlog
 
 from actors.bridge import Reply
-from actors.catch_up import CatchUpCancelledError
 from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, restore_newest
 from actors.read_models import ReadModels
 from eventstore.checkpoints import Retention
@@ -31,7 +30,6 @@ __all__ = [
     "BackgroundFold",
     "Folded",
     "Mismatch",
-    "RebuildCancelledError",
     "RebuildReport",
     "RebuildResult",
     "rebuild_checkpoints",
@@ -41,10 +39,6 @@ log = structlog.get_logger(__name__)
 
 PROJECTIONS = tuple(entry.name for entry in REGISTERED)
 """What can be rebuilt and checkpointed, in the order they are saved."""
-
-RebuildCancelledError = CatchUpCancelledError
-"""A rebuild was stopped before it finished (its writer is stopping)."""
-
 
 # --- in the background -----------------------------------------------------------------------
 

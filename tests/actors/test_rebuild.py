@@ -12,9 +12,10 @@ import pykka
 import pytest
 from structlog.testing import capture_logs
 
+from actors.catch_up import CatchUpCancelledError
 from actors.commands import DeleteEntities
 from actors.read_models import ReadModels
-from actors.rebuild import RebuildCancelledError, rebuild_checkpoints
+from actors.rebuild import rebuild_checkpoints
 from eventstore.events import EntityCreated, SchemaRegistered, SchemaRetired
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint
@@ -78,7 +79,7 @@ def test_a_cancelled_fold_stops_with_an_error() -> None:
     event_log = InMemoryEventLog(node_id="n1")
     event_log.append([EntityCreated(name="e", entity_type="t")])
 
-    with pytest.raises(RebuildCancelledError, match="stopped at position 1"):
+    with pytest.raises(CatchUpCancelledError, match="stopped at position 1"):
         ReadModels.folding(event_log).catch_up(cancelled=lambda: True)
 
 
