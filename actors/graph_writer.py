@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -13,27 +12,21 @@ import pykka
 import structlog
 
 from actors.bridge import Reply
+from actors.catch_up import catch_up
 from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, Checkpointer
 from actors.commands import Command, CommandResult
 from actors.decide import Decision, decide
 from actors.errors import CommandRejectedError
 from actors.hooks import Hooks, operation_of
 from actors.read_models import ModelsQuery, ReadModels
-from actors.rebuild import BackgroundFold, Folded, Models, RebuildResult, fold_log
+from actors.rebuild import BackgroundFold, Folded, RebuildResult
 from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorHandle
 from eventstore.events import Cause, Envelope
 from eventstore.log import DamagedLogError, EventLog, LogTransaction, StorageError
-from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
-from projections.history import HistoryProjection
-from projections.schema_view import SchemaViewProjection
-from projections.schemas import SchemaProjection
-from projections.search import SearchProjection
 
 log = structlog.get_logger(__name__)
-
-CATCH_UP_CHUNK = 50_000
 
 Query = Callable[[GraphProjection], Any]
 
@@ -124,23 +117,20 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._subscribers = subscribers or Subscribers()
         self._supervision = supervision
         self._hooks = hooks if hooks is not None else Hooks()
-        self._graph = GraphProjection()
-        self._search = SearchProjection()
-        self._conflicts = ConflictsProjection()
-        self._schemas = SchemaProjection()
-        self._schema_view = SchemaViewProjection(self._graph, self._schemas)
-        self._history = HistoryProjection()
+        # checkpoint_every=None turns checkpoints off (neither loaded nor saved).
+        self._checkpoints = Checkpointer(event_log, checkpoint_every, checkpoints_kept)
+        # Stale models (from a checkpoint of an earlier version) serve only until the
+        # background rebuild replaces them; they are never saved.
+        self._models = ReadModels.serving(
+            event_log,
+            self._checkpoints if self._checkpoints.enabled else None,
+            accept_stale=serve_stale,
+            on_stale=self._rebuild_if_stale,
+        )
         # True while the read model may hold events of a transaction that did not commit.
         self._dirty = False
         self._pending: list[Execute] = []
-        # checkpoint_every=None turns checkpoints off (neither loaded nor saved).
-        self._checkpoints = Checkpointer(event_log, checkpoint_every, checkpoints_kept)
-        self._conflicts_restored = False
         self._rebuild: BackgroundFold | None = None  # the background rebuild running, if any
-        self._serve_stale = serve_stale
-        # True while some model served came from a checkpoint of an earlier version: never
-        # saved as a checkpoint, replaced by the background rebuild.
-        self._stale = False
         self._warming = False  # a _WarmSearch is queued
 
     # --- pykka hooks ----------------------------------------------------------------------
@@ -164,17 +154,18 @@ class GraphWriterActor(pykka.ThreadingActor):
 
     def _load(self) -> None:
         started = time.perf_counter()
-        self._restore_models()
+        if self._models.restore():
+            self._warm_search_soon()
         self._catch_up(start_up=True)  # decodes strictly: damage in the tail is raised here
         log.info(
             "graph_loaded",
-            position=self._graph.position,
-            entities=self._graph.entity_count(),
+            position=self._models.position,
+            entities=self._models.graph.entity_count(),
             seconds=round(time.perf_counter() - started, 3),
-            checkpoint=self._checkpoints.graph_at,
+            checkpoint=self._checkpoints.saved_at,
             # Events after the checkpoint, each decoded and checked; those before it are
             # verified by `graphmem check` only.
-            verified_tail=self._graph.position - self._checkpoints.graph_at,
+            verified_tail=self._models.position - self._checkpoints.saved_at,
         )
         if self._checkpoint_due(1):
             self.actor_ref.tell(_CheckpointDue())
@@ -211,7 +202,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._flush()
         self._abandon_rebuild(pykka.ActorDeadError("the graph writer stopped during a rebuild"))
         self._drain_inbox()
-        if self._checkpoints.enabled and self._graph.position > self._checkpoints.graph_at:
+        if self._checkpoints.enabled and self._models.position > self._checkpoints.saved_at:
             self._save_checkpoints(final=True)
 
     def on_failure(self, *exc_info: Any) -> None:
@@ -237,9 +228,9 @@ class GraphWriterActor(pykka.ThreadingActor):
                 if len(self._pending) >= self.max_batch or self.actor_inbox.empty():
                     self._flush()
             case Ask(query=query, reply=reply):
-                self._answer(reply, query, lambda: self._graph)
+                self._answer(reply, query, lambda: self._models.graph)
             case AskModels(query=models_query, reply=reply):
-                self._answer(reply, models_query, self._all_models)
+                self._answer(reply, models_query, lambda: self._models)
             case Rebuild(reply=reply):
                 self._start_rebuild("requested").waiters.append(reply)
             case _Rebuilt(folded=folded):
@@ -248,7 +239,7 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._warming = False
                 self._flush()  # queued commands first: a warm-up step only fills idle time
                 self._catch_up()  # may replace the models: warm whichever serve now
-                if self._search.warm(self._graph):
+                if self._models.search.warm(self._models.graph):
                     self._warm_search_soon()
             case _CheckpointDue():
                 pass  # on_receive saves once the inbox is idle
@@ -264,44 +255,6 @@ class GraphWriterActor(pykka.ThreadingActor):
             reply.ok(query(models()))
         except Exception as error:
             reply.fail(error)
-
-    def _all_models(self) -> ReadModels:
-        return ReadModels(
-            self._graph,
-            self._search,
-            self._schemas,
-            self._schema_view,
-            self._current_conflicts,
-            history=self._current_history,
-            event_log=self._log,
-        )
-
-    def _current_history(self) -> HistoryProjection:
-        # Holds committed events only (it skips what it has seen), so a reset never drops it.
-        history = self._history
-        if history.position < self._graph.position:
-            fresh = self._log.read_from(history.position + 1)
-            while chunk := list(itertools.islice(fresh, CATCH_UP_CHUNK)):
-                history.apply_all(chunk)
-        return history
-
-    def _current_conflicts(self) -> ConflictsProjection:
-        if not self._conflicts_restored:
-            self._conflicts_restored = True
-            restored = self._checkpoints.restore_conflicts(
-                self._graph.position, accept_stale=self._serve_stale
-            )
-            if restored is not None:
-                self._conflicts, stale = restored
-                if stale:
-                    self._stale = True
-                    self._rebuild_if_stale()
-        conflicts = self._conflicts
-        if conflicts.position < self._graph.position:
-            fresh = self._log.read_from(conflicts.position + 1)
-            while chunk := list(itertools.islice(fresh, CATCH_UP_CHUNK)):
-                conflicts.apply_all(chunk)
-        return conflicts
 
     # --- the write path -------------------------------------------------------------------
 
@@ -350,13 +303,15 @@ class GraphWriterActor(pykka.ThreadingActor):
     ) -> tuple[list[Envelope], list[_Outcome | BaseException]]:
         if txn.attempt > 0 or self._dirty:
             self._reset_models()
-        caught_up = list(txn.read_from(self._graph.position + 1))
-        self._apply(caught_up)
+        # Other processes' appends since, as this transaction sees them: decisions are made
+        # against the latest state of the shared log.
+        caught_up: list[Envelope] = []
+        catch_up(txn, self._models.apply, self._models.position, each_chunk=caught_up.extend)
         self._dirty = True
         outcomes: list[_Outcome | BaseException] = []
         for item in batch:
             try:
-                decision = decide(self._graph, item.command, self._schemas)
+                decision = decide(self._models.graph, item.command, self._models.schemas)
                 if not self._hooks.empty:
                     self._run_before_hooks(item.command, decision)
             except CommandRejectedError as rejection:
@@ -367,7 +322,7 @@ class GraphWriterActor(pykka.ThreadingActor):
                 outcomes.append(error)
                 continue
             envelopes = txn.append(decision.events, item.cause) if decision.events else []
-            self._apply(envelopes)
+            self._models.apply(envelopes)
             outcomes.append((decision.result, envelopes, item.command, decision))
         return caught_up, outcomes
 
@@ -387,17 +342,14 @@ class GraphWriterActor(pykka.ThreadingActor):
             start += len(events)
         self._hooks.after(operation_of(command), command, envelopes)
 
-    # --- reads and fan-out ----------------------------------------------------------------
-
-    def _apply(self, envelopes: Sequence[Envelope]) -> None:
-        self._graph.apply_all(envelopes)
-        self._search.note(envelopes)
-        self._schemas.apply_all(envelopes)
-        self._schema_view.note(envelopes)
+    # --- models --------------------------------------------------------------------------
 
     def _reset_models(self) -> None:
-        """Drop models that may hold uncommitted events: back to the newest checkpoint."""
-        self._restore_models()
+        """Drop models that may hold uncommitted events: back to the newest checkpoint (the
+        search index is rebuilt from the graph on its next use; lazily folded projections
+        are restored on their first use)."""
+        if self._models.restore():
+            self._warm_search_soon()
         self._rebuild_if_stale()
 
     # --- background rebuild ---------------------------------------------------------------
@@ -413,11 +365,11 @@ class GraphWriterActor(pykka.ThreadingActor):
 
             self._rebuild = BackgroundFold(self._log, done)
             self._rebuild.start()
-            log.info("rebuild_started", position=self._graph.position, reason=reason)
+            log.info("rebuild_started", position=self._models.position, reason=reason)
         return self._rebuild
 
     def _rebuild_if_stale(self) -> None:
-        if self._stale and self._rebuild is None:
+        if self._models.stale and self._rebuild is None:
             self._start_rebuild("stale_checkpoint")
 
     def _finish_rebuild(self, folded: Folded) -> None:
@@ -429,38 +381,22 @@ class GraphWriterActor(pykka.ThreadingActor):
         if models is None:
             error = folded.error or RuntimeError("the rebuild produced nothing")
             # Stale models go on serving (the next start tries again): better than none.
-            log.error("rebuild_failed", reason=repr(error), serving_stale=self._stale)
+            log.error("rebuild_failed", reason=repr(error), serving_stale=self._models.stale)
             rebuild.settle(error)
             return
         started = time.perf_counter()
         self._flush()
         self._catch_up()  # the old models: committed events only, up to the log's end
         # Only as far as the old models: whatever lies beyond has not been published yet.
-        caught_up = fold_log(self._log, models, upto=self._graph.position)
-        self._swap_models(models)
+        caught_up = models.catch_up(upto=self._models.position)
+        self._models.swap(models)
+        self._warm_search_soon()
+        if self._checkpoints.enabled:
+            self._save_checkpoints(final=True)
         seconds = folded.seconds + time.perf_counter() - started
         result = RebuildResult(models.position, folded.events + caught_up, seconds)
         log.info("rebuild_finished", position=result.position, events=result.events)
         rebuild.settle(result)
-
-    def _swap_models(self, models: Models) -> None:
-        assert models.graph and models.schemas and models.conflicts, "a full rebuild"
-        self._graph = models.graph
-        self._schemas = models.schemas
-        self._conflicts = models.conflicts
-        self._conflicts_restored = True  # no older checkpoint may replace the fresh fold
-        self._stale = False
-        self._fresh_derived_models()
-        if self._checkpoints.enabled:
-            self._save_checkpoints(final=True)
-
-    def _fresh_derived_models(self) -> None:
-        """The search index and schema view started over from the graph (the index built
-        while idle, or by the first search; the view read lazily)."""
-        self._search = SearchProjection()
-        self._search.note_names(self._graph.entity_names())
-        self._schema_view = SchemaViewProjection(self._graph, self._schemas)
-        self._warm_search_soon()
 
     def _warm_search_soon(self) -> None:
         if not self._warming:
@@ -474,57 +410,32 @@ class GraphWriterActor(pykka.ThreadingActor):
 
     # --- checkpoints ----------------------------------------------------------------------
 
-    def _restore_models(self) -> None:
-        """The models as of the newest valid checkpoint (empty without one), to catch up from.
-        The search index is rebuilt from the graph on its next use; the conflict view is
-        restored on its first use (see _current_conflicts)."""
-        self._graph = GraphProjection()
-        self._search = SearchProjection()
-        self._conflicts = ConflictsProjection()
-        self._schemas = SchemaProjection()
-        self._conflicts_restored = not self._checkpoints.enabled
-        self._stale = False
-        restored = self._checkpoints.restore(accept_stale=self._serve_stale)
-        if restored is not None:
-            self._graph, self._schemas = restored.graph, restored.schemas
-            self._stale = restored.stale
-            self._search.note_names(self._graph.entity_names())
-            self._warm_search_soon()
-        # Parses the whole graph lazily, on its first query.
-        self._schema_view = SchemaViewProjection(self._graph, self._schemas)
-
     def _checkpoint_due(self, intervals: int) -> bool:
         return (
             not self._dirty
-            and not self._stale
-            and self._checkpoints.due(self._graph.position, intervals)
+            and not self._models.stale
+            and self._checkpoints.due(self._models.position, intervals)
         )
 
     def _save_checkpoints(self, *, final: bool = False) -> None:
-        if self._dirty or self._stale:
-            return  # never a model that may hold uncommitted events, or another version's
-        self._checkpoints.save(self._graph, self._schemas, self._conflicts, final=final)
+        if self._dirty:
+            return  # never a model that may hold uncommitted events (nor a stale one: save)
+        self._models.save(final=final)
 
     def _catch_up(self, *, start_up: bool = False) -> None:
         if self._dirty:
             self._reset_models()
             self._dirty = False
-        if self._log.last_position() <= self._graph.position:
+        if self._log.last_position() <= self._models.position:
             return
+        # Possibly the whole log at start-up (a rebuild, when no checkpoint fits): fold the
+        # projections only, then start the derived indexes over from them, as after a
+        # restore; noting every event for them costs more than the fold itself.
+        self._models.catch_up(
+            each_chunk=lambda chunk: self._publish(chunk, local=False), derive_after=start_up
+        )
         if start_up:
-            # Possibly the whole log (a rebuild, when no checkpoint fits): fold the graph and
-            # the schemas only, then start the search index and the schema view over from the
-            # folded graph, as after a restore; noting every event for them costs more than
-            # the fold itself.
-            models = Models(graph=self._graph, schemas=self._schemas)
-            fold_log(self._log, models, each_chunk=lambda c: self._publish(c, local=False))
-            self._fresh_derived_models()
-            return
-        # In chunks: a start-up replay of millions of events must not hold them all at once.
-        fresh = self._log.read_from(self._graph.position + 1)
-        while chunk := list(itertools.islice(fresh, CATCH_UP_CHUNK)):
-            self._apply(chunk)
-            self._publish(chunk, local=False)
+            self._warm_search_soon()
 
     def _publish(self, envelopes: Sequence[Envelope], *, local: bool) -> None:
         self._subscribers.publish(envelopes, local=local)

@@ -1,56 +1,275 @@
-"""ReadModels: every read model the graph writer keeps current, handed to model queries."""
+"""ReadModels: the read models of a process, kept together — applied, reset, restored, caught
+up and swapped in one place.
+
+The set is projections.projection.REGISTERED (checkpointed, folded from the log; read when a
+set is made) plus what is derived from them without a checkpoint of its own: the search index
+and the schema view, started over from the graph after every restore or swap and kept current
+by noting the envelopes folded, and the history, folded lazily from committed events only. The
+graph writer serves from a serving set; `graphmem rebuild`, the background rebuild and the
+as-of reads fold a folding set (the registered projections asked for, eagerly, nothing
+derived).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar, cast
 
+from actors.catch_up import catch_up
+from actors.checkpointer import Checkpointer
+from eventstore.events import Envelope
 from eventstore.log import EventLog
+from projections import projection as registry
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
 from projections.history import HistoryProjection
+from projections.projection import Projection, Registered, registered
 from projections.schema_view import SchemaViewProjection
 from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
 
 __all__ = ["ModelsQuery", "ReadModels"]
 
+P = TypeVar("P", bound=Projection)
+
 
 class ReadModels:
-    """Every read model the writer keeps current, for queries that need more than the graph.
+    """Every read model of one fold, level with each other.
 
-    The conflict view is folded lazily, on its first use after a change: it costs as much as
-    the graph fold, and neither start-up nor a query that does not read it should pay for it.
+    Build one with `serving` (the writer's: lazily folded projections restored and folded on
+    first use, derived indexes, history) or `folding` (registered projections by name, all
+    folded eagerly, nothing derived). Reads: `graph`, `schemas`, `conflicts`, `search`,
+    `schema_view`, `history`, or `get(cls)` for any registered projection.
     """
 
     def __init__(
         self,
-        graph: GraphProjection,
-        search: SearchProjection,
-        schemas: SchemaProjection,
-        schema_view: SchemaViewProjection,
-        conflicts: Callable[[], ConflictsProjection],
+        event_log: EventLog,
+        entries: Sequence[Registered],
         *,
-        history: Callable[[], HistoryProjection] = HistoryProjection,
-        event_log: EventLog | None = None,
+        serving: bool,
+        checkpoints: Checkpointer | None = None,
+        accept_stale: bool = False,
+        on_stale: Callable[[], None] | None = None,
     ) -> None:
-        self.graph = graph
-        self.search = search
-        self.schemas = schemas
-        self.schema_view = schema_view
-        self._conflicts = conflicts
-        self._history = history
-        # For reading events back (history) off the writer's thread.
+        # For folding, and for reading events back (history) off the writer's thread.
         self.event_log = event_log
+        self._entries = tuple(entries)
+        self._serving = serving
+        self._eager = tuple(e for e in self._entries if not (serving and e.lazy))
+        self._checkpoints = checkpoints
+        self._accept_stale = accept_stale
+        self._on_stale = on_stale
+        # True while some model came from a checkpoint of an earlier version: never saved
+        # as a checkpoint, replaced by a rebuild.
+        self.stale = False
+        self._projections: dict[str, Projection] = {}
+        self._unrestored: set[str] = set()  # lazy ones whose checkpoint is still to be read
+        # Holds committed events only (it skips what it has seen), so a reset never drops it.
+        self._history = HistoryProjection()
+        self._search: SearchProjection | None = None
+        self._schema_view: SchemaViewProjection | None = None
+        self._empty()
+
+    @classmethod
+    def serving(
+        cls,
+        event_log: EventLog,
+        checkpoints: Checkpointer | None = None,
+        *,
+        accept_stale: bool = False,
+        on_stale: Callable[[], None] | None = None,
+    ) -> ReadModels:
+        """Every registered projection and what derives from them, as a writer serves them."""
+        return cls(
+            event_log,
+            registry.REGISTERED,
+            serving=True,
+            checkpoints=checkpoints,
+            accept_stale=accept_stale,
+            on_stale=on_stale,
+        )
+
+    @classmethod
+    def folding(
+        cls,
+        event_log: EventLog,
+        names: Iterable[str] | None = None,
+        checkpoints: Checkpointer | None = None,
+    ) -> ReadModels:
+        """The registered projections called `names` (default: all), folded together (and
+        restored from `checkpoints`, if given); ValueError for a name not registered."""
+        wanted = None if names is None else {registered(name).name for name in names}
+        entries = [e for e in registry.REGISTERED if wanted is None or e.name in wanted]
+        return cls(event_log, entries, serving=False, checkpoints=checkpoints)
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def get(self, kind: type[P]) -> P:
+        """The registered projection `kind`, caught up to the others if folded lazily."""
+        projection = self._projections[kind.name]
+        if kind.name in self._unrestored or projection.position < self.position:
+            projection = self._bring_level(kind.name)
+        return cast(P, projection)
+
+    @property
+    def graph(self) -> GraphProjection:
+        return self.get(GraphProjection)
+
+    @property
+    def schemas(self) -> SchemaProjection:
+        return self.get(SchemaProjection)
 
     @property
     def conflicts(self) -> ConflictsProjection:
-        return self._conflicts()
+        return self.get(ConflictsProjection)
+
+    @property
+    def search(self) -> SearchProjection:
+        assert self._search is not None, "a serving set"
+        return self._search
+
+    @property
+    def schema_view(self) -> SchemaViewProjection:
+        assert self._schema_view is not None, "a serving set"
+        return self._schema_view
 
     @property
     def history(self) -> HistoryProjection:
-        """Folded lazily, like the conflict view."""
-        return self._history()
+        """Folded lazily, from the log's committed events."""
+        history = self._history
+        if history.position < self.position:
+            catch_up(self.event_log, history.apply_all, history.position)
+        return history
+
+    @property
+    def position(self) -> int:
+        """The position the eagerly folded projections are at (0: none folded)."""
+        return min((self._projections[e.name].position for e in self._eager), default=0)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(entry.name for entry in self._entries)
+
+    def items(self) -> list[tuple[str, Projection]]:
+        """(name, projection) of every projection in the set, in registration order, each
+        caught up."""
+        return [(e.name, self.get(e.projection)) for e in self._entries]
+
+    # --- folding --------------------------------------------------------------------------
+
+    def apply(self, envelopes: Sequence[Envelope]) -> None:
+        """Fold `envelopes` (the next ones after `position`) into the eager projections and
+        note them for the derived indexes."""
+        self._fold(envelopes)
+        if self._search is not None and self._schema_view is not None:
+            self._search.note(envelopes)
+            self._schema_view.note(envelopes)
+
+    def catch_up(
+        self,
+        *,
+        upto: int | None = None,
+        each_chunk: Callable[[list[Envelope]], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        derive_after: bool = False,
+    ) -> int:
+        """Fold the log after `position` up to `upto` (default: its end); returns how many
+        events. With `derive_after`, the derived indexes are started over from the folded
+        projections instead of noting every event (cheaper for a long fold)."""
+        fold = self._fold if derive_after else self.apply
+        folded = catch_up(
+            self.event_log,
+            fold,
+            self.position,
+            upto=upto,
+            each_chunk=each_chunk,
+            cancelled=cancelled,
+        )
+        if derive_after:
+            self._derive()
+        return folded
+
+    def _fold(self, envelopes: Sequence[Envelope]) -> None:
+        for entry in self._eager:
+            self._projections[entry.name].apply_all(envelopes)
+
+    def _bring_level(self, name: str) -> Projection:
+        """A lazily folded projection, restored on its first use, then caught up."""
+        entry = registered(name)
+        if name in self._unrestored:
+            self._unrestored.discard(name)
+            if self._checkpoints is not None:
+                found = self._checkpoints.restore_lazy(
+                    entry.projection, self.position, accept_stale=self._accept_stale
+                )
+                if found is not None:
+                    self._projections[name], stale = found
+                    if stale:
+                        self.stale = True
+                        if self._on_stale is not None:
+                            self._on_stale()
+        projection = self._projections[name]
+        if projection.position < self.position:
+            # To the log's end: it holds committed events only, as the others do when read.
+            catch_up(self.event_log, projection.apply_all, projection.position)
+        return projection
+
+    # --- reset, restore, swap -------------------------------------------------------------
+
+    def _empty(self) -> None:
+        self._projections = {e.name: e.projection() for e in self._entries}
+        self._unrestored = {e.name for e in self._entries if e not in self._eager}
+        self.stale = False
+        self._derive()
+
+    def _derive(self) -> None:
+        """The derived indexes started over from the projections: the search index learns
+        the names (and is built while idle, or by the first search), the schema view parses
+        the graph lazily, on its first query."""
+        if not self._serving:
+            return
+        graph = cast(GraphProjection, self._projections[GraphProjection.name])
+        schemas = cast(SchemaProjection, self._projections[SchemaProjection.name])
+        self._search = SearchProjection()
+        self._search.note_names(graph.entity_names())
+        self._schema_view = SchemaViewProjection(graph, schemas)
+
+    def restore(self, *, at_or_before: int | None = None) -> bool:
+        """Back to the newest valid checkpoint (at or before a position, if given), dropping
+        whatever was folded since (it may hold uncommitted events); empty without one.
+        Lazily folded projections are restored on their first use. True if one was found."""
+        self._empty()
+        if self._checkpoints is None:
+            return False
+        found = self._checkpoints.restore(
+            [e.projection for e in self._eager],
+            at_or_before=at_or_before,
+            accept_stale=self._accept_stale,
+        )
+        if found is None:
+            return False
+        restored, self.stale = found
+        for entry, projection in zip(self._eager, restored, strict=True):
+            self._projections[entry.name] = projection
+        self._derive()
+        return True
+
+    def swap(self, fresh: ReadModels) -> None:
+        """Serve from `fresh` (a folding set of every projection here, level with this one)
+        from now on; the derived indexes start over from it."""
+        assert fresh.names() == self.names(), "a full rebuild"
+        self._projections = dict(fresh._projections)
+        self._unrestored.clear()  # no older checkpoint may replace the fresh fold
+        self.stale = False
+        self._derive()
+
+    def save(self, *, final: bool = False) -> None:
+        """Checkpoint the projections (the caller vouches they hold committed events only)."""
+        if self._checkpoints is None or self.stale:
+            return
+        eager = [self._projections[e.name] for e in self._eager]
+        lazy = [self._projections[e.name] for e in self._entries if e not in self._eager]
+        self._checkpoints.save(eager, lazy, final=final)
 
 
 ModelsQuery = Callable[[ReadModels], Any]

@@ -26,15 +26,15 @@ import threading
 import time
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 import structlog
 
-from actors.checkpointer import graph_kind, restore_newest, schemas_kind
-from eventstore.events import Envelope
+from actors.checkpointer import Checkpointer
+from actors.read_models import ReadModels
 from eventstore.hlc import ms_of
 from eventstore.log import EventLog
 from projections.graph import GraphProjection
@@ -51,13 +51,11 @@ __all__ = [
     "GraphModels",
     "Searcher",
     "TimeTravel",
-    "fold_to",
+    "folded_at",
     "iso_ms",
     "models_at",
     "parse_as_of",
     "position_at_time",
-    "restore_graph",
-    "restore_schemas",
     "schemas_at",
 ]
 
@@ -105,18 +103,6 @@ class GraphModels(Protocol):
 
     @property
     def schema_view(self) -> SchemaViewProjection: ...
-
-
-class _Folded(Protocol):
-    """A projection restored from a checkpoint and folded on from the log."""
-
-    @property
-    def position(self) -> int: ...
-
-    def apply_all(self, envelopes: Iterable[Envelope]) -> None: ...
-
-
-F = TypeVar("F", bound=_Folded)
 
 
 class FrozenSearch:
@@ -258,32 +244,20 @@ def position_at_time(event_log: EventLog, moment: datetime, last: int) -> int:
     return low
 
 
-def restore_graph(event_log: EventLog, position: int) -> GraphProjection:
-    """The graph of the newest usable checkpoint at or before `position`; empty without one."""
-    kind = graph_kind()
-    return restore_newest(event_log, kind, kind.version, position) or GraphProjection()
-
-
-def restore_schemas(event_log: EventLog, position: int) -> SchemaProjection:
-    """The schemas of the newest usable checkpoint at or before `position`; none without one."""
-    kind = schemas_kind()
-    return restore_newest(event_log, kind, kind.version, position) or SchemaProjection()
-
-
-def fold_to(model: _Folded, event_log: EventLog, position: int) -> None:
-    """Fold the log's events after the model's position up to `position` into it."""
-    if position > model.position:
-        # Streamed, not chunked: nothing is published, so nothing needs the events again.
-        fresh = event_log.read_from(model.position + 1)
-        model.apply_all(itertools.islice(fresh, position - model.position))
+def folded_at(event_log: EventLog, position: int, *names: str) -> ReadModels:
+    """The registered projections `names` as of `position` (at most the log's end): the
+    nearest checkpoint at or before it, then the log's events after it up to it."""
+    models = ReadModels.folding(event_log, names, Checkpointer(event_log))
+    models.restore(at_or_before=position)
+    models.catch_up(upto=position)
+    return models
 
 
 def schemas_at(event_log: EventLog, position: int) -> SchemaProjection:
     """The schemas in force as of `position` (at most the log's end): the nearest checkpoint at
     or before it, then the log's events after the checkpoint up to it."""
     started = time.perf_counter()
-    schemas = restore_schemas(event_log, position)
-    fold_to(schemas, event_log, position)
+    schemas = folded_at(event_log, position, SchemaProjection.name).schemas
     log.info(
         "as_of_schemas_built",
         position=position,
@@ -297,8 +271,7 @@ def models_at(event_log: EventLog, position: int) -> AsOfModels:
     """The graph and search index as of `position` (at most the log's end): the nearest
     checkpoint at or before it, then the log's events after the checkpoint up to it. The
     schemas and the schema view as of it are built the same way, when first read."""
-    graph = restore_graph(event_log, position)
-    fold_to(graph, event_log, position)
+    graph = folded_at(event_log, position, GraphProjection.name).graph
     return AsOfModels(graph, lambda: schemas_at(event_log, position))
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from actors.bridge import BlockingReply
 from actors.graph_writer import Ask, AskModels, GraphWriterActor, Rebuild
 from actors.read_models import ReadModels
-from actors.rebuild import Models, RebuildResult, fold_log, rebuild_checkpoints
+from actors.rebuild import RebuildResult, rebuild_checkpoints
 from bench.log_data import build_log, host_facts, replay, start_up
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint
@@ -44,9 +44,9 @@ def _best(run: Callable[[], Any]) -> float:
 
 
 def _fold(event_log: LmdbEventLog, names: tuple[str, ...]) -> Callable[[], Any]:
-    def run() -> Models:
-        models = Models.fresh(names)
-        fold_log(event_log, models)
+    def run() -> ReadModels:
+        models = ReadModels.folding(event_log, names)
+        models.catch_up()
         return models
 
     return run
@@ -127,14 +127,13 @@ def _upgradestart_up(event_log: LmdbEventLog) -> dict[str, float]:
     next version and reads the current one's snapshots), a server's start-up: first answer
     from the stale checkpoint, then the background rebuild's swap (refolding before serving
     instead takes as long as a start-up from the log)."""
-    models = Models.fresh(("graph", "schemas"))
-    fold_log(event_log, models)
+    models = ReadModels.folding(event_log, ("graph", "schemas"))
+    models.catch_up()
     graph, schemas = models.graph, models.schemas
-    assert graph is not None and schemas is not None
     old = GraphProjection.version
     event_log.checkpoints.save(
         Checkpoint(graph.name, old, graph.position, graph.to_snapshot()),
-        Checkpoint(schemas.name, schemas.format_version, schemas.position, schemas.to_snapshot()),
+        Checkpoint(schemas.name, schemas.version, schemas.position, schemas.to_snapshot()),
     )
     del models, graph, schemas
     GraphProjection.version = old + 1

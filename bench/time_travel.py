@@ -21,8 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT
-from actors.time_travel import AsOfModels, TimeTravel, fold_to, iso_ms, restore_graph
+from actors.catch_up import catch_up
+from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, restore_newest
+from actors.time_travel import AsOfModels, TimeTravel, iso_ms
 from bench.log_data import build_log, host_facts
 from eventstore.checkpoints import Retention
 from eventstore.hlc import ms_of
@@ -72,12 +73,12 @@ def _one_point(log: LmdbEventLog, position: int) -> dict[str, Any]:
 
     cpu = time.process_time()
     started = time.perf_counter()
-    graph = restore_graph(log, position)
+    graph = restore_newest(log, GraphProjection, position) or GraphProjection()
     restore_s = time.perf_counter() - started
     restore_cpu_s = time.process_time() - cpu
     checkpoint = graph.position
     started = time.perf_counter()
-    fold_to(graph, log, position)
+    catch_up(log, graph.apply_all, graph.position, upto=position)
     fold_s = time.perf_counter() - started
     build_cpu_s = time.process_time() - cpu
     assert graph.position == position

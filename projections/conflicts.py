@@ -89,8 +89,8 @@ def _view(write: _Write) -> ConflictWrite:
 class ConflictsProjection:
     """Per element, the latest write of each origin; conflicts are elements with several."""
 
-    name = "conflicts"
-    version = 1  # as GraphProjection.version
+    name: ClassVar[str] = "conflicts"
+    version: ClassVar[int] = 1  # as GraphProjection.version
     readable_versions: ClassVar[frozenset[int]] = (
         frozenset()
     )  # as GraphProjection.readable_versions

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Collection, Iterable
-from typing import Any, get_args
+from typing import Any, ClassVar, get_args
 
 import msgspec
 
@@ -132,10 +132,14 @@ def _entries() -> array[int]:
 
 
 class HistoryProjection:
-    """Entity name -> entries (position << TAG_BITS | tag code), in log order."""
+    """Entity name -> entries (position << TAG_BITS | tag code), in log order.
 
-    name = "history"
-    version = 1
+    A Projection (projections.projection), but not a registered one: it is not checkpointed,
+    only folded on its first use from the log's committed events (actors.read_models)."""
+
+    name: ClassVar[str] = "history"
+    version: ClassVar[int] = 1
+    readable_versions: ClassVar[frozenset[int]] = frozenset()
 
     def __init__(self) -> None:
         self.position = 0

@@ -73,41 +73,41 @@ SchemasSince = tuple[int, list[EntitySchema] | None]
 
 
 def _schemas_since(known: int | None) -> Callable[[ReadModels], SchemasSince]:
-    """The schema view's version, and the schemas in force only when that version is new."""
+    """The schema view's revision, and the schemas in force only when that revision is new."""
 
     def query(models: ReadModels) -> SchemasSince:
-        version = models.schemas.version
-        return version, (None if version == known else models.schemas.schemas())
+        revision = models.schemas.revision
+        return revision, (None if revision == known else models.schemas.schemas())
 
     return query
 
 
 class ToolCatalog:
     """The tools one server exposes: its profile's static tools and, with the schema family,
-    three per schema in force, rebuilt only when the schema view's version changes."""
+    three per schema in force, rebuilt only when the schema view's revision changes."""
 
     def __init__(self, families: Iterable[str]) -> None:
         self.families = tuple(dict.fromkeys(families))
         self.static = static_tools(self.families)
         self.uses_schemas = "schema" in self.families
-        self._version: int | None = None
+        self._revision: int | None = None
         self._specs = self.static
         self._tools = [spec.tool for spec in self._specs.values()]
 
     @property
-    def version(self) -> int | None:
-        """The schema view's version the current tools were built for (None: not yet)."""
-        return self._version
+    def revision(self) -> int | None:
+        """The schema view's revision the current tools were built for (None: not yet)."""
+        return self._revision
 
     async def refresh(self, graph: GraphGateway) -> None:
         """Bring the dynamic tools up to the schemas in force: one query to the writer, and a
         rebuild only when the schemas changed since the last one."""
         if self.uses_schemas:
-            self.update(*await graph.query_models(_schemas_since(self._version)))
+            self.update(*await graph.query_models(_schemas_since(self._revision)))
 
-    def update(self, version: int, schemas: Sequence[EntitySchema] | None) -> None:
-        """Rebuild for `schemas` at `version`; None means unchanged since the version known."""
-        if not self.uses_schemas or schemas is None or version == self._version:
+    def update(self, revision: int, schemas: Sequence[EntitySchema] | None) -> None:
+        """Rebuild for `schemas` at `revision`; None means unchanged since the revision known."""
+        if not self.uses_schemas or schemas is None or revision == self._revision:
             return
         specs = dict(self.static)
         for spec in dynamic_tools(schemas):
@@ -116,7 +116,7 @@ class ToolCatalog:
             specs.setdefault(spec.tool.name, spec)
         self._specs = specs
         self._tools = [spec.tool for spec in specs.values()]
-        self._version = version
+        self._revision = revision
 
     def get(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)

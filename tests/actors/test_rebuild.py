@@ -12,8 +12,10 @@ import pykka
 import pytest
 from structlog.testing import capture_logs
 
+from actors.catch_up import CatchUpCancelledError
 from actors.commands import DeleteEntities
-from actors.rebuild import Models, RebuildCancelledError, fold_log, rebuild_checkpoints
+from actors.read_models import ReadModels
+from actors.rebuild import rebuild_checkpoints
 from eventstore.events import EntityCreated, SchemaRegistered, SchemaRetired
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint
@@ -46,18 +48,16 @@ def test_a_fold_of_the_whole_log_equals_each_projection_folded_alone() -> None:
     event_log.append([SchemaRetired(type_name="type3")])
     reported: list[int] = []
 
-    models = Models.fresh()
-    count = fold_log(event_log, models, progress=reported.append)
+    models = ReadModels.folding(event_log)
+    count = models.catch_up(each_chunk=lambda chunk: reported.append(len(chunk)))
 
     alone_schemas, alone_conflicts = SchemaProjection(), ConflictsProjection()
     alone_schemas.apply_all(event_log.read_from(1))
     alone_conflicts.apply_all(event_log.read_from(1))
     assert count == sum(reported) == event_log.last_position() == models.position
-    assert models.graph is not None and models.schemas is not None
     assert models.graph.snapshot() == folded(event_log)
     assert models.schemas.records() == alone_schemas.records()
-    assert models.schemas.version == alone_schemas.version
-    assert models.conflicts is not None
+    assert models.schemas.revision == alone_schemas.revision
     assert models.conflicts.to_snapshot() == alone_conflicts.to_snapshot()
 
 
@@ -65,27 +65,27 @@ def test_a_fold_stops_where_asked_and_continues_from_there() -> None:
     event_log = InMemoryEventLog(node_id="n1")
     for i in range(10):
         event_log.append([EntityCreated(name=f"e{i}", entity_type="t")])
-    models = Models.fresh(["graph"])
+    models = ReadModels.folding(event_log, ["graph"])
 
-    assert fold_log(event_log, models, upto=4) == 4
-    assert models.position == 4 and models.graph is not None
+    assert models.catch_up(upto=4) == 4
+    assert models.position == 4
     assert models.graph.entity_names() == ["e0", "e1", "e2", "e3"]
-    assert fold_log(event_log, models) == 6
+    assert models.catch_up() == 6
     assert models.graph.entity_count() == 10
-    assert fold_log(event_log, models) == 0
+    assert models.catch_up() == 0
 
 
 def test_a_cancelled_fold_stops_with_an_error() -> None:
     event_log = InMemoryEventLog(node_id="n1")
     event_log.append([EntityCreated(name="e", entity_type="t")])
 
-    with pytest.raises(RebuildCancelledError, match="stopped at position 1"):
-        fold_log(event_log, Models.fresh(), cancelled=lambda: True)
+    with pytest.raises(CatchUpCancelledError, match="stopped at position 1"):
+        ReadModels.folding(event_log).catch_up(cancelled=lambda: True)
 
 
 def test_an_unknown_projection_name_is_refused() -> None:
     with pytest.raises(ValueError, match="no projection named search"):
-        Models.fresh(["graph", "search"])
+        ReadModels.folding(InMemoryEventLog(node_id="n1"), ["graph", "search"])
 
 
 # --- rebuilding checkpoints -------------------------------------------------------------------

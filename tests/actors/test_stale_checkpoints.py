@@ -11,6 +11,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from actors.checkpointer import Checkpointer
+from actors.read_models import ReadModels
 from eventstore.events import EntityCreated, Envelope
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint, EventLog
@@ -58,7 +59,7 @@ def old_checkpoint(event_log: EventLog, version: int = OLD) -> None:
     schemas.apply_all(event_log.read_from(1))
     event_log.checkpoints.save(
         Checkpoint("graph", version, last, graph.to_snapshot()),
-        Checkpoint("schemas", SchemaProjection.format_version, last, schemas.to_snapshot()),
+        Checkpoint("schemas", SchemaProjection.version, last, schemas.to_snapshot()),
     )
 
 
@@ -158,10 +159,10 @@ def test_a_checkpoint_of_the_current_version_wins_over_a_newer_stale_one() -> No
     event_log.append([EntityCreated(name="Bob", entity_type="t")])
     old_checkpoint(event_log)
 
-    restored = Checkpointer(event_log).restore(accept_stale=True)
+    models = ReadModels.serving(event_log, Checkpointer(event_log), accept_stale=True)
 
-    assert restored is not None
-    assert (restored.graph.position, restored.stale) == (1, False)
+    assert models.restore()
+    assert (models.graph.position, models.stale) == (1, False)
 
 
 def test_a_stale_conflict_view_is_served_while_the_rebuild_replaces_it(

@@ -522,7 +522,7 @@ def test_the_schemas_as_of_a_point_are_built_only_when_a_query_reads_them_and_th
 
 
 def _schemas_checkpoint(schemas: SchemaProjection) -> Checkpoint:
-    return Checkpoint(schemas.name, schemas.format_version, schemas.position, schemas.to_snapshot())
+    return Checkpoint(schemas.name, schemas.version, schemas.position, schemas.to_snapshot())
 
 
 def test_the_schemas_as_of_a_point_start_from_the_nearest_schemas_checkpoint_at_or_before_it(

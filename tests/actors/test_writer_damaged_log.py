@@ -31,7 +31,7 @@ def _checkpoint_at_end(data_dir: Path) -> int:
         envelopes = list(event_log.read_from(1))
         graph.apply_all(envelopes)
         schemas.apply_all(envelopes)
-        Checkpointer(event_log, every=1).save(graph, schemas, ConflictsProjection())
+        Checkpointer(event_log, every=1).save([graph, schemas], [ConflictsProjection()])
         return graph.position
 
 

@@ -95,7 +95,7 @@ def test_the_schema_family_adds_three_tools_per_schema_after_the_static_ones() -
         "update_npc",
         "delete_npc",
     ]
-    assert catalog.version == 1
+    assert catalog.revision == 1
 
 
 def test_the_tools_are_rebuilt_only_when_the_version_changes() -> None:

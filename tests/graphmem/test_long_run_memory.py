@@ -78,7 +78,7 @@ class Client:
             return {
                 "alive": graph.entity_count(),
                 "name_index": len(graph._by_name),
-                "relation_bases": len({id(r.base) for r in graph._relations.values()}),
+                "relation_bases": len({id(r.base) for r in graph.state.relations.values()}),
                 "search_segments": len(search._segments),
                 "schema_view_noted": len(models.schema_view._dirty),
             }

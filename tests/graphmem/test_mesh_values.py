@@ -17,6 +17,7 @@ from actors.gateway import GraphGateway
 from actors.hooks import HookEvent, Hooks, HookVetoError
 from actors.read_models import ReadModels
 from eventstore.events import AnyEvent, Cause, RelationCreated
+from eventstore.memory_log import InMemoryEventLog
 from graphmem.limits import InputLimits
 from graphmem.tools.base import ToolContext, ToolOutcome
 from graphmem.tools.mesh import MESH_TOOLS
@@ -24,10 +25,7 @@ from graphmem.tools.mesh_values import (
     mesh_graph,
     neighbourhood,
 )
-from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
-from projections.schema_view import SchemaViewProjection
-from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
 from tests.helpers import entity, relation, stamp
 
@@ -35,17 +33,22 @@ T = TypeVar("T")
 
 
 class Models:
-    """A graph and its search index, fed the same envelopes as the writer feeds them."""
+    """A writer's read models, fed the envelopes of the commands run as the writer feeds them."""
 
     def __init__(self) -> None:
-        self.graph = GraphProjection()
-        self.search = SearchProjection()
+        self.read = ReadModels.serving(InMemoryEventLog(node_id="n1"))
+
+    @property
+    def graph(self) -> GraphProjection:
+        return self.read.graph
+
+    @property
+    def search(self) -> SearchProjection:
+        return self.read.search
 
     def apply(self, events: list[AnyEvent]) -> None:
         start = self.graph.position + 1
-        envelopes = stamp(events, start_seq=start, hlc=start)
-        self.graph.apply_all(envelopes)
-        self.search.note(envelopes)
+        self.read.apply(stamp(events, start_seq=start, hlc=start))
 
     def run(self, command: Command) -> None:
         self.apply(decide(self.graph, command).events)
@@ -185,15 +188,7 @@ class LocalGraph:
         return query(self.models.graph)
 
     async def query_models(self, query: Callable[[ReadModels], T]) -> T:
-        schemas = SchemaProjection()
-        models = ReadModels(
-            self.models.graph,
-            self.models.search,
-            schemas,
-            SchemaViewProjection(self.models.graph, schemas),
-            ConflictsProjection,
-        )
-        return query(models)
+        return query(self.models.read)
 
 
 TOOLS = {spec.tool.name: spec for spec in MESH_TOOLS}

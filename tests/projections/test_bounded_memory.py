@@ -70,8 +70,8 @@ class Feed:
 def test_plain_relation_creations_are_held_as_one_shared_base_not_an_event_each() -> None:
     feed = Feed()
     feed.churn(0, 300, window=300)
-    bases = {id(relation.base) for relation in feed.graph._relations.values()}
-    assert len(feed.graph._relations) == 299
+    bases = {id(relation.base) for relation in feed.graph.state.relations.values()}
+    assert len(feed.graph.state.relations) == 299
     assert len(bases) == 1
     restored = GraphProjection.from_snapshot(feed.graph.to_snapshot())
     assert restored.snapshot() == feed.graph.snapshot()
@@ -92,9 +92,9 @@ def test_a_snapshot_leaves_the_live_graph_holding_occurrences_as_a_restore_would
     feed = Feed()
     feed.churn(0, 50, window=20)
     live = feed.graph
-    assert any(entity.occ for entity in live._entities.values())
+    assert any(entity.occ for entity in live.state.entities.values())
     saved = live.to_snapshot()
-    assert not any(entity.occ for entity in live._entities.values())
+    assert not any(entity.occ for entity in live.state.entities.values())
     restored = GraphProjection.from_snapshot(saved)
     assert live.to_snapshot() == saved == restored.to_snapshot()
     assert live.snapshot() == restored.snapshot()

@@ -375,7 +375,7 @@ def test_the_schema_view_round_trips_with_retired_and_unparsable_schemas() -> No
 
     assert copy.records() == schemas.records()
     assert copy.schema("npc") == schemas.schema("npc") is not None
-    assert (copy.position, copy.version) == (schemas.position, schemas.version)
+    assert (copy.position, copy.revision) == (schemas.position, schemas.revision)
     late = [at(3, SchemaRetired(type_name="npc"))]  # older than nothing: retires npc
     schemas.apply_all(late)
     copy.apply_all(late)

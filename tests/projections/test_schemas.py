@@ -108,19 +108,19 @@ def test_other_events_are_ignored_but_advance_the_position() -> None:
     projection = fold(at(1, 1, EntityCreated(name="Gandalf", entity_type="npc")))
 
     assert projection.records() == []
-    assert projection.version == 0
+    assert projection.revision == 0
     assert projection.position == 1
 
 
 def test_every_change_bumps_the_version_and_a_stale_event_does_not() -> None:
     projection = fold(at(1, 2, registered("npc")))
-    assert projection.version == 1
+    assert projection.revision == 1
 
     projection.apply_all([at(2, 1, registered("npc", "Stale"), origin="b")])
-    assert projection.version == 1
+    assert projection.revision == 1
 
     projection.apply_all([at(3, 3, SchemaRetired(type_name="npc"))])
-    assert projection.version == 2
+    assert projection.revision == 2
 
 
 def test_the_fold_does_not_depend_on_the_order_events_arrive_in() -> None:

@@ -8,8 +8,15 @@ import msgspec
 from sortedcontainers import SortedList
 
 from eventstore.events import Stamp
-from projections.graph_records import RelationKey, _Entity, _Relation, _Stamp
-from projections.graph_snapshot import _CONTENTS_DECODER, _OCCURRENCES_DECODER, _PLAIN
+from projections.graph._records import (
+    CONTENTS_DECODER,
+    OCCURRENCES_DECODER,
+    PLAIN,
+    EntityRecord,
+    GraphState,
+    RelationKey,
+    RelationRecord,
+)
 from projections.views import EntityView, GraphSnapshot, RelationView
 
 __all__ = ["GraphReads"]
@@ -22,21 +29,13 @@ class GraphReads:
     one projection from one thread at a time.
     """
 
-    position: int
-    _entities: dict[str, _Entity]
-    _entities_last: _Stamp
-    _entities_unsorted: bool
-    _alive: int
+    _state: GraphState
     _by_name: SortedList[str] | None
-    _relations: dict[RelationKey, _Relation]
-    _relations_last: _Stamp
-    _relations_unsorted: bool
-    _visible: int
 
-    def _unpack(self, entity: _Entity) -> None:
+    def _unpack(self, entity: EntityRecord) -> None:
         """Move the entity's packed occurrences into `occ`, before those added since."""
         assert entity.packed is not None
-        packed = _OCCURRENCES_DECODER.decode(entity.packed)
+        packed = OCCURRENCES_DECODER.decode(entity.packed)
         occ = dict(zip(packed.stamps, packed.contents, strict=True))
         occ.update(entity.occ)
         entity.occ = occ
@@ -44,15 +43,15 @@ class GraphReads:
 
     # --- reads ----------------------------------------------------------------------------
 
-    def _alive_entity(self, name: str) -> _Entity | None:
-        entity = self._entities.get(name)
+    def _alive_entity(self, name: str) -> EntityRecord | None:
+        entity = self._state.entities.get(name)
         return entity if entity is not None and entity.alive else None
 
-    def _contents(self, entity: _Entity) -> list[str]:
+    def _contents(self, entity: EntityRecord) -> list[str]:
         if entity.packed is not None:
             if not entity.occ_unsorted:
                 # A read decodes the contents alone and leaves the stamps packed.
-                contents = _CONTENTS_DECODER.decode(entity.packed).contents
+                contents = CONTENTS_DECODER.decode(entity.packed).contents
                 contents += entity.occ.values()
                 return contents
             self._unpack(entity)
@@ -62,10 +61,10 @@ class GraphReads:
         return list(entity.occ.values())
 
     @staticmethod
-    def _relation_view(relation: _Relation) -> RelationView:
+    def _relation_view(relation: RelationRecord) -> RelationView:
         base = relation.base
         assert base is not None, "a visible relation has been created"
-        if base is _PLAIN:
+        if base is PLAIN:
             view = RelationView(*relation.key)
         else:
             view = RelationView(
@@ -110,8 +109,7 @@ class GraphReads:
         if entity is None:
             return False
         return content in entity.occ.values() or (
-            entity.packed is not None
-            and content in _CONTENTS_DECODER.decode(entity.packed).contents
+            entity.packed is not None and content in CONTENTS_DECODER.decode(entity.packed).contents
         )
 
     def creation_key(self, name: str) -> Stamp | None:
@@ -127,7 +125,7 @@ class GraphReads:
     ) -> list[EntityView]:
         """The alive entities among `names`, each once: in the order given, or in listing
         order (as open_nodes answers); missing names are skipped."""
-        found: dict[str, _Entity] = {}
+        found: dict[str, EntityRecord] = {}
         for name in names:
             entity = self._alive_entity(name)
             if entity is not None:
@@ -141,10 +139,12 @@ class GraphReads:
 
     def entities(self) -> Iterator[EntityView]:
         """Alive entities in order of their latest creation stamp."""
-        if self._entities_unsorted:
-            self._entities = dict(sorted(self._entities.items(), key=lambda kv: kv[1].created))
-            self._entities_unsorted = False
-        for name, entity in tuple(self._entities.items()):
+        if self._state.entities_unsorted:
+            self._state.entities = dict(
+                sorted(self._state.entities.items(), key=lambda kv: kv[1].created)
+            )
+            self._state.entities_unsorted = False
+        for name, entity in tuple(self._state.entities.items()):
             if entity.alive:
                 yield EntityView(name, entity.entity_type, self._contents(entity))
 
@@ -156,7 +156,7 @@ class GraphReads:
         if by_name is None:
             by_name = self._by_name = SortedList(self.entity_names())
         stop = None if limit is None else offset + limit
-        entities = self._entities
+        entities = self._state.entities
         return [
             EntityView(name, entity.entity_type, self._contents(entity))
             for name in by_name.islice(offset, stop)
@@ -165,30 +165,32 @@ class GraphReads:
 
     def entity_names(self) -> list[str]:
         """Names of the alive entities (in no promised order: cheaper than `entities()`)."""
-        return [name for name, entity in self._entities.items() if entity.alive]
+        return [name for name, entity in self._state.entities.items() if entity.alive]
 
     def entity_count(self) -> int:
-        return self._alive
+        return self._state.alive
 
     def relations(self) -> Iterator[RelationView]:
         """Visible relations in order of their latest creation stamp."""
-        if self._relations_unsorted:
-            self._relations = dict(sorted(self._relations.items(), key=lambda kv: kv[1].created))
-            self._relations_unsorted = False
-        for relation in tuple(self._relations.values()):
+        if self._state.relations_unsorted:
+            self._state.relations = dict(
+                sorted(self._state.relations.items(), key=lambda kv: kv[1].created)
+            )
+            self._state.relations_unsorted = False
+        for relation in tuple(self._state.relations.values()):
             if relation.visible:
                 yield self._relation_view(relation)
 
     def relation_count(self) -> int:
-        return self._visible
+        return self._state.visible
 
     def has_relation(self, from_entity: str, to_entity: str, relation_type: str) -> bool:
-        relation = self._relations.get((from_entity, to_entity, relation_type))
+        relation = self._state.relations.get((from_entity, to_entity, relation_type))
         return relation is not None and relation.visible
 
     def relation(self, from_entity: str, to_entity: str, relation_type: str) -> RelationView | None:
         """The visible relation with this key, with its attributes; else None."""
-        relation = self._relations.get((from_entity, to_entity, relation_type))
+        relation = self._state.relations.get((from_entity, to_entity, relation_type))
         return self._relation_view(relation) if relation is not None and relation.visible else None
 
     def relations_of(self, name: str) -> list[RelationView]:
@@ -198,10 +200,12 @@ class GraphReads:
     def relation_keys(self) -> list[RelationKey]:
         """(from, to, type) of the visible relations in listing order: `relations()` without
         building attribute views, for readers that need only the keys."""
-        if self._relations_unsorted:
-            self._relations = dict(sorted(self._relations.items(), key=lambda kv: kv[1].created))
-            self._relations_unsorted = False
-        return [key for key, relation in self._relations.items() if relation.visible]
+        if self._state.relations_unsorted:
+            self._state.relations = dict(
+                sorted(self._state.relations.items(), key=lambda kv: kv[1].created)
+            )
+            self._state.relations_unsorted = False
+        return [key for key, relation in self._state.relations.items() if relation.visible]
 
     def relation_keys_of_any(self, names: Iterable[str]) -> list[RelationKey]:
         """Keys of `relations_of_any(names)`, in the same order."""
@@ -211,9 +215,9 @@ class GraphReads:
         """Visible relations with either endpoint in `names`, each once, in creation order."""
         return [self._relation_view(relation) for relation in self._incident(names)]
 
-    def _incident(self, names: Iterable[str]) -> list[_Relation]:
-        found: dict[_Relation, None] = {}
-        entities = self._entities
+    def _incident(self, names: Iterable[str]) -> list[RelationRecord]:
+        found: dict[RelationRecord, None] = {}
+        entities = self._state.entities
         for name in names:
             entity = entities.get(name)
             if entity is not None and entity.edges:

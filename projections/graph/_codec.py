@@ -1,4 +1,4 @@
-"""GraphProjection's snapshot codec: its fold state as columnar msgpack, and back."""
+"""The graph snapshot codec: a GraphState as columnar msgpack, and back."""
 
 from __future__ import annotations
 
@@ -8,16 +8,27 @@ from array import array
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, repeat
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from msgspec.structs import astuple
 
 from eventstore.events import RelationCreated
-from projections.graph_records import _ZERO, _Entity, _PackedEdges, _Relation, _Stamp
+from projections.graph._records import (
+    OCCURRENCES_DECODER,
+    PLAIN,
+    PLAIN_TAIL,
+    ZERO,
+    EntityRecord,
+    FoldStamp,
+    GraphState,
+    Occurrences,
+    PackedEdges,
+    RelationKey,
+    RelationRecord,
+)
 
-if TYPE_CHECKING:
-    from projections.graph import GraphProjection
+__all__ = ["SnapshotError", "decode_snapshot", "encode_snapshot"]
 
 
 class SnapshotError(ValueError):
@@ -41,20 +52,6 @@ class _Stamps(msgspec.Struct, gc=False, array_like=True):
     hlc: bytes
     origin: bytes
     seq: bytes
-
-
-class _Occurrences(msgspec.Struct, gc=False, array_like=True):
-    """One entity's stored occurrences in `occ` order: encoded, and decoded, in one call each
-    (a column of `_Stamp`s costs a few bytes more than origin indexes, far less time)."""
-
-    contents: list[str]
-    stamps: list[_Stamp]
-
-
-class _Contents(msgspec.Struct, gc=False, array_like=True):
-    """An _Occurrences' first column alone, all a read needs (the other columns are skipped)."""
-
-    contents: list[str]
 
 
 class _Snapshot(msgspec.Struct, gc=False, array_like=True):
@@ -86,7 +83,7 @@ class _Snapshot(msgspec.Struct, gc=False, array_like=True):
     deleted: list[tuple[int, int]]  # where not zero
     unsorted: list[int]
     content_deleted: list[tuple[int, dict[str, int]]]
-    packed_at: bytes  # the entities with stored occurrences, and those (each an _Occurrences)
+    packed_at: bytes  # the entities with stored occurrences, and those (each an Occurrences)
     packed: list[bytes]
     edge_counts: bytes
     edges: bytes  # each entity's `edges` in turn, as relation indexes
@@ -102,23 +99,7 @@ class _Snapshot(msgspec.Struct, gc=False, array_like=True):
 
 _ENCODER = msgspec.msgpack.Encoder()
 _SNAPSHOT_DECODER = msgspec.msgpack.Decoder(_Snapshot)
-_OCCURRENCES_DECODER = msgspec.msgpack.Decoder(_Occurrences)
-_CONTENTS_DECODER = msgspec.msgpack.Decoder(_Contents)
 _LITTLE_ENDIAN = sys.byteorder == "little"
-
-# The base of a restored relation that the plain creation of its key made: reads build the
-# view from the key (the record never holds a RelationCreated whose strings are empty).
-_PLAIN = RelationCreated(from_entity="", to_entity="", relation_type="")
-# What a plain creation holds after its key, field by field.
-_PLAIN_TAIL = astuple(_PLAIN)[3:]
-
-
-def held_base(event: RelationCreated) -> RelationCreated:
-    """What a relation record holds as the base `event` wrote: for a plain creation (every
-    attribute at its default, the usual case) the shared _PLAIN, as a restore holds it, so a
-    long-running fold keeps no event object (and its properties dict) per relation."""
-    return _PLAIN if astuple(event)[3:] == _PLAIN_TAIL else event
-
 
 # Field getters for C-level passes over records and keys.
 _HLC = attrgetter("hlc")
@@ -164,14 +145,14 @@ class _StampTable:
         self.origin = array("I")
         self.seq = array("q")
 
-    def extend(self, stamps: list[_Stamp]) -> None:
+    def extend(self, stamps: list[FoldStamp]) -> None:
         self.hlc.extend(map(_HLC, stamps))
         self.origin.extend(map(self.origin_index.__getitem__, map(_ORIGIN, stamps)))
         self.seq.extend(map(_SEQ, stamps))
 
-    def ref(self, stamp: _Stamp) -> int:
+    def ref(self, stamp: FoldStamp) -> int:
         """The index of the zero stamp, or of `stamp` added."""
-        if stamp == _ZERO:
+        if stamp == ZERO:
             return 0
         self.hlc.append(stamp.hlc)
         self.origin.append(self.origin_index[stamp.origin])
@@ -182,12 +163,13 @@ class _StampTable:
         return _Stamps(_packed(self.hlc), _packed(self.origin), _packed(self.seq))
 
 
-def encode_snapshot(graph: GraphProjection) -> bytes:
-    """`graph`'s complete fold state as a snapshot (see GraphProjection.to_snapshot)."""
+def encode_snapshot(graph: GraphState) -> bytes:
+    """The fold state `graph` as a snapshot (see GraphProjection.to_snapshot). Occurrences
+    stored unpacked are packed in place on the way (the next snapshot reuses the bytes)."""
     # Every origin ever folded: a superset of those in use, the same for the same events.
-    origins = sorted({"", *graph._origins})
-    records = list(graph._entities.values())
-    relations = list(graph._relations.values())
+    origins = sorted({"", *graph.origins})
+    records = list(graph.entities.values())
+    relations = list(graph.relations.values())
     table = _StampTable(origins)
     table.extend([entity.created for entity in records])
     table.extend([entity.watermark for entity in records])
@@ -196,14 +178,14 @@ def encode_snapshot(graph: GraphProjection) -> bytes:
     return _ENCODER.encode(
         _Snapshot(
             position=graph.position,
-            entities_last=table.ref(graph._entities_last),
-            entities_unsorted=graph._entities_unsorted,
-            alive=graph._alive,
-            relations_last=table.ref(graph._relations_last),
-            relations_unsorted=graph._relations_unsorted,
-            visible=graph._visible,
+            entities_last=table.ref(graph.entities_last),
+            entities_unsorted=graph.entities_unsorted,
+            alive=graph.alive,
+            relations_last=table.ref(graph.relations_last),
+            relations_unsorted=graph.relations_unsorted,
+            visible=graph.visible,
             origins=origins,
-            names=list(graph._entities),
+            names=list(graph.entities),
             **_entity_columns(records, relations, table, strings),
             **_occurrence_columns(records),
             **_relation_columns(graph, relations, table, strings),
@@ -214,8 +196,8 @@ def encode_snapshot(graph: GraphProjection) -> bytes:
 
 
 def _entity_columns(
-    records: list[_Entity],
-    relations: list[_Relation],
+    records: list[EntityRecord],
+    relations: list[RelationRecord],
     table: _StampTable,
     strings: dict[str, int],
 ) -> dict[str, Any]:
@@ -231,7 +213,7 @@ def _entity_columns(
             if e.type_stamp is not e.created and e.type_stamp != e.created
         ],
         "dead": [i for i, e in enumerate(records) if not e.alive],
-        "deleted": [(i, ref(e.deleted)) for i, e in enumerate(records) if e.deleted != _ZERO],
+        "deleted": [(i, ref(e.deleted)) for i, e in enumerate(records) if e.deleted != ZERO],
         "unsorted": [i for i, e in enumerate(records) if e.occ_unsorted],
         "content_deleted": [
             (i, {content: ref(stamp) for content, stamp in e.content_deleted.items()})
@@ -243,7 +225,7 @@ def _entity_columns(
     }
 
 
-def _occurrence_columns(records: list[_Entity]) -> dict[str, Any]:
+def _occurrence_columns(records: list[EntityRecord]) -> dict[str, Any]:
     packed_at: list[int] = []
     packed: list[bytes] = []
     encode = _ENCODER.encode
@@ -253,7 +235,7 @@ def _occurrence_columns(records: list[_Entity]) -> dict[str, Any]:
             if occ:
                 # Packed anew with the occurrences added since (no stamp hashed): it stays
                 # packed, and its next snapshot reuses these bytes.
-                both = _OCCURRENCES_DECODER.decode(entity.packed)
+                both = OCCURRENCES_DECODER.decode(entity.packed)
                 both.contents += occ.values()
                 both.stamps += occ
                 entity.packed = encode(both)
@@ -264,7 +246,7 @@ def _occurrence_columns(records: list[_Entity]) -> dict[str, Any]:
             # Kept packed from now on, as a restore would hold it: a long-running process
             # holds no more per occurrence than a fresh one (a stamp object and a dict slot
             # each, otherwise), and its next snapshot reuses these bytes.
-            entity.packed = encode(_Occurrences(list(occ.values()), list(occ)))
+            entity.packed = encode(Occurrences(list(occ.values()), list(occ)))
             entity.occ = {}
             packed_at.append(i)
             packed.append(entity.packed)
@@ -272,13 +254,13 @@ def _occurrence_columns(records: list[_Entity]) -> dict[str, Any]:
 
 
 def _relation_columns(
-    graph: GraphProjection, relations: list[_Relation], table: _StampTable, strings: dict[str, int]
+    graph: GraphState, relations: list[RelationRecord], table: _StampTable, strings: dict[str, int]
 ) -> dict[str, Any]:
     ref = table.ref
-    at = {name: i for i, name in enumerate(graph._entities)}.__getitem__
-    keys = list(graph._relations)
+    at = {name: i for i, name in enumerate(graph.entities)}.__getitem__
+    keys = list(graph.relations)
     new = strings.setdefault
-    plain_tail = _PLAIN_TAIL
+    plain_tail = PLAIN_TAIL
     return {
         "from_entities": _packed_ints("I", map(at, map(_FIRST, keys))),
         "to_entities": _packed_ints("I", map(at, map(_SECOND, keys))),
@@ -288,10 +270,10 @@ def _relation_columns(
         "bases": [
             (j, base)
             for j, base in enumerate(map(_BASE, relations))
-            if base is not _PLAIN and (base is None or astuple(base)[3:] != plain_tail)
+            if base is not PLAIN and (base is None or astuple(base)[3:] != plain_tail)
         ],
         "relation_deleted": [
-            (j, ref(r.deleted)) for j, r in enumerate(relations) if r.deleted != _ZERO
+            (j, ref(r.deleted)) for j, r in enumerate(relations) if r.deleted != ZERO
         ],
         "updates": [
             (j, {field: (ref(stamp), value) for field, (stamp, value) in r.updates.items()})
@@ -301,13 +283,13 @@ def _relation_columns(
     }
 
 
-def decode_snapshot(cls: type[GraphProjection], data: bytes | memoryview) -> GraphProjection:
-    """The `cls` instance `data` holds (see GraphProjection.from_snapshot)."""
+def decode_snapshot(data: bytes | memoryview) -> GraphState:
+    """The fold state `data` holds (see GraphProjection.from_snapshot)."""
     # It makes a few hundred thousand tuples that live on: collections would only scan them.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _restored(cls, _SNAPSHOT_DECODER.decode(data))
+        return _restored(_SNAPSHOT_DECODER.decode(data))
     except msgspec.DecodeError as error:
         raise SnapshotError(f"not a graph snapshot: {error}") from None
     except (IndexError, ValueError) as error:
@@ -319,8 +301,7 @@ def decode_snapshot(cls: type[GraphProjection], data: bytes | memoryview) -> Gra
             gc.enable()
 
 
-def _restored(cls: type[GraphProjection], state: _Snapshot) -> GraphProjection:
-    graph = cls()
+def _restored(state: _Snapshot) -> GraphState:
     origins = state.origins
     columns = state.stamps
     hlc, origin, seq = (
@@ -338,23 +319,25 @@ def _restored(cls: type[GraphProjection], state: _Snapshot) -> GraphProjection:
         origin_of = map(origins.__getitem__, origin)
     # (Sharing equal clock ints here, as the fold does for a transaction's events, would keep
     # a stamp a third smaller, but costs a hash per stamp: 3-4 times this line's time.)
-    table = [_ZERO, *map(_Stamp, hlc, origin_of, seq)]
-    relations = _restore_relations(graph, state, table)
-    _restore_entities(graph, state, table, relations)
-    graph.position = state.position
-    graph._entities_last = table[state.entities_last]
-    graph._entities_unsorted = state.entities_unsorted
-    graph._alive = state.alive
-    graph._relations_last = table[state.relations_last]
-    graph._relations_unsorted = state.relations_unsorted
-    graph._visible = state.visible
-    graph._origins = dict(zip(origins, origins, strict=True))
-    return graph
+    table = [ZERO, *map(FoldStamp, hlc, origin_of, seq)]
+    relations, by_key = _restore_relations(state, table)
+    return GraphState(
+        position=state.position,
+        entities=_restore_entities(state, table, relations),
+        entities_last=table[state.entities_last],
+        entities_unsorted=state.entities_unsorted,
+        alive=state.alive,
+        relations=by_key,
+        relations_last=table[state.relations_last],
+        relations_unsorted=state.relations_unsorted,
+        visible=state.visible,
+        origins=dict(zip(origins, origins, strict=True)),
+    )
 
 
 def _restore_entities(
-    graph: GraphProjection, state: _Snapshot, table: list[_Stamp], relations: tuple[_Relation, ...]
-) -> None:
+    state: _Snapshot, table: list[FoldStamp], relations: tuple[RelationRecord, ...]
+) -> dict[str, EntityRecord]:
     names = state.names
     n = len(names)
     types = _ints("I", state.types)
@@ -369,18 +352,18 @@ def _restore_entities(
     created = table[1 : n + 1]
     records = list(
         map(
-            _Entity,
+            EntityRecord,
             created,
             map(state.strings.__getitem__, types),
             created,  # the type's stamp, but where listed
             table[n + 1 : 2 * n + 1],
             repeat(True),  # alive
-            repeat(_ZERO),  # deleted
+            repeat(ZERO),  # deleted
             iter(dict, None),  # a fresh `occ` each
             repeat(False),  # occ_unsorted
             repeat(None),  # content_deleted
             packed,
-            map(_PackedEdges, repeat(relations), repeat(indexes), starts, starts[1:]),
+            map(PackedEdges, repeat(relations), repeat(indexes), starts, starts[1:]),
         )
     )
     for i, at in state.type_stamps:
@@ -397,14 +380,15 @@ def _restore_entities(
         records[i].occ_unsorted = True
     for i, deletions in state.content_deleted:
         records[i].content_deleted = {content: table[at] for content, at in deletions.items()}
-    graph._entities = dict(zip(names, records, strict=True))
-    if len(graph._entities) != n:
+    entities = dict(zip(names, records, strict=True))
+    if len(entities) != n:
         raise SnapshotError("the snapshot holds an entity twice")
+    return entities
 
 
 def _restore_relations(
-    graph: GraphProjection, state: _Snapshot, table: list[_Stamp]
-) -> tuple[_Relation, ...]:
+    state: _Snapshot, table: list[FoldStamp]
+) -> tuple[tuple[RelationRecord, ...], dict[RelationKey, RelationRecord]]:
     names = state.names
     n = len(names)
     from_entities = _ints("I", state.from_entities)
@@ -423,11 +407,11 @@ def _restore_relations(
     )
     relations = list(
         map(
-            _Relation,
+            RelationRecord,
             keys,
             table[2 * n + 1 : 2 * n + m + 1],
-            repeat(_PLAIN),  # base, but where listed
-            repeat(_ZERO),  # deleted
+            repeat(PLAIN),  # base, but where listed
+            repeat(ZERO),  # deleted
             repeat(True),  # visible
         )
     )
@@ -439,7 +423,8 @@ def _restore_relations(
         relations[j].deleted = table[at]
     for j, updates in state.updates:
         relations[j].updates = {field: (table[at], value) for field, (at, value) in updates.items()}
-    graph._relations = dict(zip(keys, relations, strict=True))
-    if len(graph._relations) != m:
+    by_key = dict(zip(keys, relations, strict=True))
+    if len(by_key) != m:
         raise SnapshotError("the snapshot holds a relation twice")
-    return tuple(relations)  # untracked by the first collection: never scanned again
+    # The tuple is untracked by the first collection: never scanned again.
+    return tuple(relations), by_key

@@ -17,7 +17,7 @@ What can never become visible again is dropped; the newest stamps are kept, so l
 events are still rejected. Listings follow the latest creation stamp. Events almost always
 arrive in stamp order, so records stay in insertion order and are re-sorted lazily, on the next
 read, only after an out-of-order stamp: reads may reorganise internal dicts, so use one
-projection from one thread at a time. The read methods live in projections.graph_reads.
+projection from one thread at a time. The read methods live in projections.graph._reads.
 """
 
 from __future__ import annotations
@@ -38,24 +38,20 @@ from eventstore.events import (
     RelationDeleted,
     RelationUpdated,
 )
-from projections.graph_reads import GraphReads
-from projections.graph_records import _ZERO, RelationKey, _add_edge, _Entity, _Relation, _Stamp
-from projections.graph_snapshot import (
-    SnapshotError,
-    decode_snapshot,
-    encode_snapshot,
+from projections.graph._codec import decode_snapshot, encode_snapshot
+from projections.graph._reads import GraphReads
+from projections.graph._records import (
+    ZERO,
+    EntityRecord,
+    FoldStamp,
+    GraphState,
+    RelationKey,
+    RelationRecord,
+    add_edge,
     held_base,
 )
-from projections.views import EntityView, GraphSnapshot, RelationView
 
-__all__ = [
-    "EntityView",
-    "GraphProjection",
-    "GraphSnapshot",
-    "RelationKey",
-    "RelationView",
-    "SnapshotError",
-]
+__all__ = ["GraphProjection"]
 
 _RELATION_ATTRIBUTES = (
     "weight",
@@ -71,30 +67,36 @@ _RELATION_ATTRIBUTES = (
 class GraphProjection(GraphReads):
     """Entities, observations, relations and adjacency, folded from envelopes (pure, no I/O)."""
 
-    name = "graph"
+    name: ClassVar[str] = "graph"
     # Bump on any change to what a log folds to, to the records or to _Snapshot: a checkpoint
     # of another version is never taken for a current one.
-    version = 2
+    version: ClassVar[int] = 2
     # Earlier versions whose snapshots from_snapshot still reads (the fold changed, the layout
     # did not): after an upgrade, a served process answers from one while it refolds the log
     # in the background (see actors.checkpointer). A layout change drops them.
     readable_versions: ClassVar[frozenset[int]] = frozenset()
 
-    def __init__(self) -> None:
-        self.position = 0
-        self._entities: dict[str, _Entity] = {}
-        self._entities_last = _ZERO
-        self._entities_unsorted = False
-        self._alive = 0
+    def __init__(self, state: GraphState | None = None) -> None:
+        """An empty projection, or one holding `state` (a restored snapshot's)."""
+        self._state = GraphState() if state is None else state
         # The alive names in name order, for paged listings (see GraphReads.entities_page):
         # built on the first paged read, then kept by every alive/dead transition, so a page
         # costs O(log n + page) in alive entities and nothing in dead ones. Not in snapshots.
         self._by_name: SortedList[str] | None = None
-        self._relations: dict[RelationKey, _Relation] = {}
-        self._relations_last = _ZERO
-        self._relations_unsorted = False
-        self._visible = 0
-        self._origins: dict[str, str] = {}
+
+    @property
+    def position(self) -> int:
+        """The position of the last envelope folded (0: none)."""
+        return self._state.position
+
+    @position.setter
+    def position(self, position: int) -> None:
+        self._state.position = position
+
+    @property
+    def state(self) -> GraphState:
+        """The fold state itself (not a copy), as the snapshot codec encodes it."""
+        return self._state
 
     # --- snapshots ------------------------------------------------------------------------
 
@@ -102,7 +104,7 @@ class GraphProjection(GraphReads):
         """The complete fold state (tombstones, stamps, registers, order) as msgpack: restored
         by `from_snapshot`, it answers and folds further events exactly as this one does. Equal
         states give equal bytes, however they were reached (folded, or restored then folded)."""
-        return encode_snapshot(self)
+        return encode_snapshot(self._state)
 
     @classmethod
     def from_snapshot(cls, data: bytes | memoryview) -> GraphProjection:
@@ -110,7 +112,7 @@ class GraphProjection(GraphReads):
         have a snapshot's shape; its meaning is not checked, nor are the packed occurrences
         decoded until needed (a checkpoint's checksum is what catches damage), which keeps
         this, the start-up and as-of path, as fast as decoding."""
-        return decode_snapshot(cls, data)
+        return cls(decode_snapshot(data))
 
     # --- applying -------------------------------------------------------------------------
 
@@ -124,22 +126,23 @@ class GraphProjection(GraphReads):
         # event's type through a dict of handlers. Schema and marker events have none and only
         # advance the position.
         get_handler = _HANDLERS.get
-        entities = self._entities
+        state = self._state
+        entities = state.entities
         get_entity = entities.get
         new_entity = entities.setdefault
-        new_relation = self._relations.setdefault
+        new_relation = state.relations.setdefault
         observation_added = ObservationAdded
         entity_created = EntityCreated
         relation_created = RelationCreated
-        stamp_of = _Stamp
+        stamp_of = FoldStamp
         # Every envelope brings its own copy of its origin's id: stamps share one instead, which
         # keeps a fold's memory (and cache misses) down and makes equal origins identical.
-        same_origin = self._origins.setdefault
-        position = self.position
+        same_origin = state.origins.setdefault
+        position = state.position
         # Observations mostly follow their entity's creation or each other: remember the last
         # record looked up (a name's record never changes once made).
         last_name = ""
-        last: _Entity | None = None
+        last: EntityRecord | None = None
         last_hlc = -1
         try:
             for envelope in envelopes:
@@ -171,22 +174,22 @@ class GraphProjection(GraphReads):
                 if kind is entity_created:
                     # A name's first creation; a record made in vain when there was one is
                     # cheaper than looking the name up twice.
-                    entity = _Entity(stamp, event.entity_type, stamp, stamp, True)
+                    entity = EntityRecord(stamp, event.entity_type, stamp, stamp, True)
                     if new_entity(event.name, entity) is entity:
                         last_name = event.name
                         last = entity
-                        self._alive += 1
+                        state.alive += 1
                         if self._by_name is not None:
                             self._by_name.add(event.name)
-                        if stamp > self._entities_last:
-                            self._entities_last = stamp
+                        if stamp > state.entities_last:
+                            state.entities_last = stamp
                         else:
-                            self._entities_unsorted = True
+                            state.entities_unsorted = True
                         continue
                 elif (
                     kind is relation_created
-                    and stamp > self._relations_last
-                    and stamp > self._entities_last
+                    and stamp > state.relations_last
+                    and stamp > state.entities_last
                 ):
                     # Newer than every creation: if the key is new and both endpoints are
                     # known, it is visible iff both are alive (see _relation_created).
@@ -195,26 +198,26 @@ class GraphProjection(GraphReads):
                     dst = get_entity(key[1])
                     if src is not None and dst is not None:
                         visible = src.alive and dst.alive
-                        relation = _Relation(key, stamp, held_base(event), _ZERO, visible)
+                        relation = RelationRecord(key, stamp, held_base(event), ZERO, visible)
                         if new_relation(key, relation) is relation:
-                            self._relations_last = stamp
+                            state.relations_last = stamp
                             if visible:
-                                self._visible += 1
-                            _add_edge(src, relation)
+                                state.visible += 1
+                            add_edge(src, relation)
                             if dst is not src:
-                                _add_edge(dst, relation)
+                                add_edge(dst, relation)
                             continue
                 handler = get_handler(kind)
                 if handler is not None:
                     handler(self, event, stamp)
         finally:
-            self.position = position
+            state.position = position
 
     # --- entities -------------------------------------------------------------------------
 
-    def _entity_created(self, event: EntityCreated, stamp: _Stamp) -> None:
+    def _entity_created(self, event: EntityCreated, stamp: FoldStamp) -> None:
         # A new name is handled inline in apply_all: here the name has a record already.
-        entities = self._entities
+        entities = self._state.entities
         entity = entities[event.name]
         if stamp <= entity.created:
             return  # an older creation loses every write to the newer one
@@ -226,7 +229,7 @@ class GraphProjection(GraphReads):
         self._prune(entity, stamp)
         alive = entity.alive = stamp > entity.deleted
         if alive is not was_alive:
-            self._alive += 1 if alive else -1
+            self._state.alive += 1 if alive else -1
             if self._by_name is not None:
                 if alive:
                     self._by_name.add(event.name)
@@ -234,15 +237,15 @@ class GraphProjection(GraphReads):
                     self._by_name.remove(event.name)
         del entities[event.name]  # listing order follows the latest creation: move to the end
         entities[event.name] = entity
-        if stamp > self._entities_last:
-            self._entities_last = stamp
+        if stamp > self._state.entities_last:
+            self._state.entities_last = stamp
         else:
-            self._entities_unsorted = True
+            self._state.entities_unsorted = True
         if entity.edges:
             for relation in entity.edges:
                 self._refresh(relation)
 
-    def _entity_updated(self, event: EntityUpdated, stamp: _Stamp) -> None:
+    def _entity_updated(self, event: EntityUpdated, stamp: FoldStamp) -> None:
         if event.entity_type is None:
             return
         entity = self._entity_or_stub(event.name)
@@ -250,7 +253,7 @@ class GraphProjection(GraphReads):
             entity.entity_type = event.entity_type
             entity.type_stamp = stamp
 
-    def _entity_deleted(self, event: EntityDeleted, stamp: _Stamp) -> None:
+    def _entity_deleted(self, event: EntityDeleted, stamp: FoldStamp) -> None:
         entity = self._entity_or_stub(event.name)
         if stamp <= entity.deleted:
             return
@@ -258,21 +261,21 @@ class GraphProjection(GraphReads):
         self._prune(entity, stamp)
         if entity.alive and stamp > entity.created:
             entity.alive = False
-            self._alive -= 1
+            self._state.alive -= 1
             if self._by_name is not None:
                 self._by_name.remove(event.name)
             if entity.edges:
                 for relation in entity.edges:
                     self._refresh(relation)
 
-    def _entity_or_stub(self, name: str) -> _Entity:
-        entity = self._entities.get(name)
+    def _entity_or_stub(self, name: str) -> EntityRecord:
+        entity = self._state.entities.get(name)
         if entity is None:
             # Never created (yet): holds registers and tombstones; listings skip it.
-            entity = self._entities[name] = _Entity(_ZERO, "", _ZERO, _ZERO)
+            entity = self._state.entities[name] = EntityRecord(ZERO, "", ZERO, ZERO)
         return entity
 
-    def _prune(self, entity: _Entity, threshold: _Stamp) -> None:
+    def _prune(self, entity: EntityRecord, threshold: FoldStamp) -> None:
         """Drop what nothing stamped before `threshold` (a creation or deletion) can revive."""
         entity.watermark = max(entity.watermark, threshold)
         if entity.packed is not None:
@@ -286,7 +289,7 @@ class GraphProjection(GraphReads):
 
     # --- observations ---------------------------------------------------------------------
 
-    def _observation_added(self, event: ObservationAdded, stamp: _Stamp) -> None:
+    def _observation_added(self, event: ObservationAdded, stamp: FoldStamp) -> None:
         entity = self._entity_or_stub(event.entity)
         if stamp < entity.created or stamp < entity.deleted:
             return
@@ -305,13 +308,13 @@ class GraphProjection(GraphReads):
             entity.occ[stamp] = content
             entity.occ_unsorted = True
 
-    def _observation_deleted(self, event: ObservationDeleted, stamp: _Stamp) -> None:
+    def _observation_deleted(self, event: ObservationDeleted, stamp: FoldStamp) -> None:
         entity = self._entity_or_stub(event.entity)
         content = event.content
         content_deleted = entity.content_deleted
         if content_deleted is None:
             content_deleted = entity.content_deleted = {}
-        elif stamp <= content_deleted.get(content, _ZERO):
+        elif stamp <= content_deleted.get(content, ZERO):
             return
         content_deleted[content] = stamp
         entity.watermark = max(entity.watermark, stamp)
@@ -323,43 +326,45 @@ class GraphProjection(GraphReads):
 
     # --- relations ------------------------------------------------------------------------
 
-    def _relation_or_stub(self, key: RelationKey) -> _Relation:
-        relation = self._relations.get(key)
+    def _relation_or_stub(self, key: RelationKey) -> RelationRecord:
+        relation = self._state.relations.get(key)
         if relation is None:
             # Never created (yet): holds registers and tombstones; listings skip it.
-            relation = self._relations[key] = _Relation(key)
+            relation = self._state.relations[key] = RelationRecord(key)
             src = self._entity_or_stub(key[0])
             dst = self._entity_or_stub(key[1])
-            _add_edge(src, relation)
+            add_edge(src, relation)
             if dst is not src:
-                _add_edge(dst, relation)
+                add_edge(dst, relation)
         return relation
 
-    def _relation_created(self, event: RelationCreated, stamp: _Stamp) -> None:
+    def _relation_created(self, event: RelationCreated, stamp: FoldStamp) -> None:
         from_entity = event.from_entity
         to_entity = event.to_entity
         key = (from_entity, to_entity, event.relation_type)
-        relations = self._relations
+        relations = self._state.relations
         relation = relations.get(key)
         if relation is None:
-            src = self._entities.get(from_entity)
-            dst = self._entities.get(to_entity)
+            src = self._state.entities.get(from_entity)
+            dst = self._state.entities.get(to_entity)
             if (
                 src is not None
                 and dst is not None
-                and stamp > self._relations_last
-                and stamp > self._entities_last
+                and stamp > self._state.relations_last
+                and stamp > self._state.entities_last
             ):
                 # The usual case: known endpoints, in order and newer than every creation, so
                 # visible iff both endpoints are alive.
                 visible = src.alive and dst.alive
-                relation = relations[key] = _Relation(key, stamp, held_base(event), _ZERO, visible)
-                _add_edge(src, relation)
+                relation = relations[key] = RelationRecord(
+                    key, stamp, held_base(event), ZERO, visible
+                )
+                add_edge(src, relation)
                 if dst is not src:
-                    _add_edge(dst, relation)
-                self._relations_last = stamp
+                    add_edge(dst, relation)
+                self._state.relations_last = stamp
                 if visible:
-                    self._visible += 1
+                    self._state.visible += 1
                 return
             relation = self._relation_or_stub(key)
         if stamp <= relation.created:
@@ -371,13 +376,13 @@ class GraphProjection(GraphReads):
             relation.updates = kept or None
         del relations[key]  # listing order follows the latest creation: move to the end
         relations[key] = relation
-        if stamp > self._relations_last:
-            self._relations_last = stamp
+        if stamp > self._state.relations_last:
+            self._state.relations_last = stamp
         else:
-            self._relations_unsorted = True
+            self._state.relations_unsorted = True
         self._refresh(relation)
 
-    def _relation_updated(self, event: RelationUpdated, stamp: _Stamp) -> None:
+    def _relation_updated(self, event: RelationUpdated, stamp: FoldStamp) -> None:
         relation = self._relation_or_stub((event.from_entity, event.to_entity, event.relation_type))
         if stamp < relation.created:
             return  # older than the latest creation, which wrote every field
@@ -392,31 +397,36 @@ class GraphProjection(GraphReads):
             if written is None or stamp > written[0]:
                 updates[field] = (stamp, value)
 
-    def _relation_deleted(self, event: RelationDeleted, stamp: _Stamp) -> None:
+    def _relation_deleted(self, event: RelationDeleted, stamp: FoldStamp) -> None:
         relation = self._relation_or_stub((event.from_entity, event.to_entity, event.relation_type))
         if stamp > relation.deleted:
             relation.deleted = stamp
             self._refresh(relation)
 
-    def _refresh(self, relation: _Relation) -> None:
+    def _refresh(self, relation: RelationRecord) -> None:
         from_entity, to_entity, _ = relation.key
-        self._set_visible(relation, self._entities[from_entity], self._entities[to_entity])
+        self._set_visible(
+            relation, self._state.entities[from_entity], self._state.entities[to_entity]
+        )
 
-    def _set_visible(self, relation: _Relation, src: _Entity, dst: _Entity) -> None:
+    def _set_visible(self, relation: RelationRecord, src: EntityRecord, dst: EntityRecord) -> None:
         created = relation.created
         visible = (
             src.alive
             and dst.alive
             and created > relation.deleted
             # Newer than every creation (the usual case) spares reading the endpoints' stamps.
-            and (created > self._entities_last or (created > src.created and created > dst.created))
+            and (
+                created > self._state.entities_last
+                or (created > src.created and created > dst.created)
+            )
         )
         if visible is not relation.visible:
             relation.visible = visible
-            self._visible += 1 if visible else -1
+            self._state.visible += 1 if visible else -1
 
 
-_HANDLERS: dict[type, Callable[[GraphProjection, Any, _Stamp], None]] = {
+_HANDLERS: dict[type, Callable[[GraphProjection, Any, FoldStamp], None]] = {
     EntityCreated: GraphProjection._entity_created,
     EntityUpdated: GraphProjection._entity_updated,
     EntityDeleted: GraphProjection._entity_deleted,

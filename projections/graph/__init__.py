@@ -1,0 +1,30 @@
+"""The graph projection: the CRDT fold of the log into entities, observations and relations.
+
+The public face of a package of private modules, each with one role:
+
+- `_records`: the fold's records (stamps, entity and relation records, adjacency) and
+  `GraphState`, the complete fold state a projection holds;
+- `_projection`: `GraphProjection`, which folds envelopes into its GraphState (the rules are
+  in its docstring);
+- `_reads`: its read methods over the records;
+- `_codec`: the snapshot format, a GraphState to columnar msgpack and back.
+
+Nothing outside the package imports a private module.
+"""
+
+from projections.graph._codec import SnapshotError, decode_snapshot, encode_snapshot
+from projections.graph._projection import GraphProjection
+from projections.graph._records import GraphState, RelationKey
+from projections.views import EntityView, GraphSnapshot, RelationView
+
+__all__ = [
+    "EntityView",
+    "GraphProjection",
+    "GraphSnapshot",
+    "GraphState",
+    "RelationKey",
+    "RelationView",
+    "SnapshotError",
+    "decode_snapshot",
+    "encode_snapshot",
+]
