@@ -157,6 +157,9 @@ def parse_memory(data: bytes) -> ParsedMemory:
     return _parse_lines(data)
 
 
+_JSON_WHITESPACE = " \t\r\n"
+
+
 def _parse_lines(data: bytes) -> ParsedMemory:
     parsed = ParsedMemory()
     builder = _Builder(parsed)
@@ -167,8 +170,8 @@ def _parse_lines(data: bytes) -> ParsedMemory:
         except UnicodeDecodeError as error:
             builder.problem(where, number, f"not valid UTF-8 (byte {error.start + 1})")
             continue
-        if not text.strip():
-            continue
+        if not text.strip(_JSON_WHITESPACE):
+            continue  # blank; other Unicode space (U+001C, say) is not JSON and is reported
         try:
             item = decode(text)
         except json.JSONDecodeError as error:

@@ -152,3 +152,11 @@ def test_reading_never_raises_and_every_line_is_a_record_or_a_problem(
         assert not line.strip() or number in accounted, (number, line[:80])
     for problem in parsed.problems:
         assert "\n" not in str(problem) and len(str(problem)) < 500
+
+
+def test_a_line_of_unicode_space_that_is_not_json_whitespace_is_reported_not_skipped() -> None:
+    # str.strip() takes U+001C..U+001F for space; JSON does not, and neither does the reader.
+    parsed = parse_memory(entity("a") + b"\n\x1c\n \t\r\n")
+
+    assert [e.name for e in parsed.entities] == ["a"]
+    assert [p.line for p in parsed.problems] == [2]
