@@ -21,7 +21,9 @@ def run_check(settings: Settings, out: TextIO, err: TextIO) -> int:
         where = settings.data_dir
         err.write(f"graphmem check: no graphmem log in {where} (set GRAPHMEM_DIR or --data-dir)\n")
         return 1
-    with LmdbEventLog.open(settings.data_dir, durability=settings.durability) as event_log:
+    with LmdbEventLog.open(
+        settings.data_dir, durability=settings.durability, clock=settings.hybrid_clock()
+    ) as event_log:
         report = verify_log(event_log)
     if report.sound:
         out.write(f"graphmem check: {summarize(report)}\n")
