@@ -11,11 +11,12 @@ Reading the file is graphmem.graph_config's job.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any
+
+from projections.naming import is_type_name
 
 __all__ = [
     "DEFAULT_RATE_KEY",
@@ -33,8 +34,6 @@ DEFAULT_RATE_KEY = "default"
 # Sections upstream's config.json carries that mean nothing here; ignored without a warning so
 # an upstream home can be pointed at as it is.
 IGNORED_SECTIONS = frozenset({"neo4j"})
-# A type name as §3.4 of the contract accepts it (decay.rates may name any type).
-_TYPE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -201,10 +200,10 @@ def _merge_rates(
     merged = dict(rates)
     for name, value in overrides.items():
         where = f"{path}.{name}"
-        if not _TYPE_NAME.fullmatch(name):
+        if not is_type_name(name):
             warnings.append(
                 f"{where}: {name!r} is not an entity type name (a letter, then letters, "
-                "digits or _, at most 64); ignored"
+                "digits or _, at most 64 in all); ignored"
             )
             continue
         number = _number(where, value, UNIT, warnings)

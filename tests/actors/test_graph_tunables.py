@@ -4,7 +4,6 @@ key by key, each unusable key warned about by its path without costing the other
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import fields
 from typing import Any
 
@@ -12,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.graph_tunables import DEFAULT_RATE_KEY, UNIT, Range, Tunables, merge_tunables
+from projections.naming import is_type_name
 
 
 def test_the_defaults_are_the_contracts() -> None:
@@ -207,7 +207,7 @@ def _check_rates(overrides: Any, got: Any, warnings: list[str]) -> None:
     expected = dict(Tunables().decay.rates)
     for name, value in overrides.items():
         path = f"decay.rates.{name}"
-        valid_name = re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,63}", name) is not None
+        valid_name = is_type_name(name)
         if valid_name and _good_number(value, UNIT):
             expected[name.casefold()] = float(min(max(value, 0.0), 1.0))
             assert _warned(path, warnings) == (not 0.0 <= value <= 1.0)
