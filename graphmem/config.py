@@ -102,7 +102,10 @@ class GraphSettings:
 
     # None: <data dir>/graph-memory, resolved by Settings.graph_home (it follows --data-dir).
     home: Path | None = None
-    transcripts_dir: Path = field(default_factory=lambda: Path.home() / ".claude" / "projects")
+    # expanduser rather than Path.home(): it leaves "~" as is instead of raising without a home.
+    transcripts_dir: Path = field(
+        default_factory=lambda: Path(os.path.expanduser("~/.claude/projects"))
+    )
     embedder: str = "hash"
     # Tests only: days added to every wall-clock reading (event stamps and every rule).
     clock_offset_days: float = 0.0
