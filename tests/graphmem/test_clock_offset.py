@@ -1,4 +1,4 @@
-"""GRAPHMEM_CLOCK_OFFSET_DAYS shifts the one clock graphmem reads: stamps and "now" move together."""
+"""GRAPHMEM_CLOCK_OFFSET_DAYS shifts the one clock graphmem reads: stamps and "now" move as one."""
 
 from __future__ import annotations
 
