@@ -26,18 +26,47 @@ class Event(
 # --- entities -------------------------------------------------------------------------------
 
 
+# The graph family's entity attributes ride on EntityCreated and EntityUpdated as absolute
+# values decided where the command ran (so each is a last-writer-wins register in the fold):
+# confidence in [0, 1]; times_mentioned, a count; last_seen, wall milliseconds of the clock that
+# stamps the log; subtype and source_file, optional strings; aliases, the whole list; properties,
+# the whole object after the write's merge. Times are wall milliseconds since the epoch.
+
+
 class EntityCreated(Event, frozen=True, tag="EntityCreated"):
-    """An entity came into existence (or was re-created, starting fresh)."""
+    """An entity came into existence (or was re-created, starting fresh).
+
+    The graph attributes left at their defaults mean: confidence 0.5, mentioned once, last seen
+    at this event's stamp, no subtype, source file, aliases or properties. A move (rename,
+    merge) carries them over by setting them here."""
 
     name: str
     entity_type: str
+    confidence: float | None = None
+    times_mentioned: int | None = None
+    last_seen: int | None = None
+    subtype: str | None = None
+    source_file: str | None = None
+    aliases: list[str] = []
+    properties: dict[str, JsonValue] = {}
 
 
 class EntityUpdated(Event, frozen=True, tag="EntityUpdated"):
-    """An entity's attributes were set; fields left at None are unchanged."""
+    """An entity's attributes were set; fields left at None are unchanged.
+
+    `cleared` names attributes set back to "not set" (subtype, source_file), since None here
+    means unchanged; an attribute is never both given and cleared by one event."""
 
     name: str
     entity_type: str | None = None
+    confidence: float | None = None
+    times_mentioned: int | None = None
+    last_seen: int | None = None
+    subtype: str | None = None
+    source_file: str | None = None
+    aliases: list[str] | None = None
+    properties: dict[str, JsonValue] | None = None
+    cleared: list[str] = []
 
 
 class EntityDeleted(Event, frozen=True, tag="EntityDeleted"):
@@ -81,10 +110,20 @@ class RelationCreated(Event, frozen=True, tag="RelationCreated"):
     source_session: str | None = None
     source_transcript: str | None = None
     source_type: str | None = None
+    # Why the edge exists, in the writer's words.
+    evidence: str | None = None
+    # When graphmem first learned the fact and when it was last reinforced, wall milliseconds;
+    # None: this event's stamp. A move (rename, merge) keeps the original by setting them.
+    ingested_at: int | None = None
+    last_confirmed: int | None = None
 
 
 class RelationUpdated(Event, frozen=True, tag="RelationUpdated"):
-    """A relation's attributes were set; fields left at None are unchanged."""
+    """A relation's attributes were set; fields left at None are unchanged.
+
+    `cleared` names attributes set back to "not set", since None here means unchanged:
+    `["invalid_at"]` re-opens a superseded edge. An attribute is never both given and cleared
+    by one event."""
 
     from_entity: str
     to_entity: str
@@ -96,6 +135,9 @@ class RelationUpdated(Event, frozen=True, tag="RelationUpdated"):
     source_session: str | None = None
     source_transcript: str | None = None
     source_type: str | None = None
+    evidence: str | None = None
+    last_confirmed: int | None = None
+    cleared: list[str] = []
 
 
 class RelationDeleted(Event, frozen=True, tag="RelationDeleted"):
@@ -156,11 +198,20 @@ class EntityRenamed(Event, frozen=True, tag="EntityRenamed"):
 
 
 class DecayApplied(Event, frozen=True, tag="DecayApplied"):
-    """Confidence decay was evaluated at a point in time."""
+    """Confidence decay was evaluated at a point in time.
+
+    One event per run, not one per element: the read model derives each decayed value from
+    the newest run at or after the element's reference time, with the run's own rates, so
+    the result is the same however often decay ran. `rate` applies to every entity type
+    without an entry in `rates` (casefolded type -> daily rate); `edge_rate` to edges; no
+    value goes below `floor`. None: the rate or floor does not apply (older runs)."""
 
     at: int
     rate: float
     affected: int = 0
+    rates: dict[str, float] = {}
+    edge_rate: float | None = None
+    floor: float | None = None
 
 
 class AuditRecorded(Event, frozen=True, tag="AuditRecorded"):

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import NamedTuple, Protocol, TypeVar
 
 from eventstore.events import AnyEvent, Cause, Envelope
+from eventstore.hlc import HybridLogicalClock
 from eventstore.retention import Retention
 
 T = TypeVar("T")
@@ -147,6 +148,12 @@ class EventLog(Protocol):
 
     @property
     def durability(self) -> Durability: ...
+
+    @property
+    def clock(self) -> HybridLogicalClock:
+        """The clock that stamps this log's appends; its `now_ms()` is "now" for every rule
+        that depends on time, so rules and stamps agree (see eventstore.hlc.WallClock)."""
+        ...
 
     def transact(self, fn: Callable[[LogTransaction], T]) -> T:
         """Run `fn` in one write transaction and commit what it appended, atomically.

@@ -140,7 +140,10 @@ def running(
     """Open the data dir and run the actors for the duration of the block (see start_actors)."""
     # LmdbEventLog.open creates the data dir, and says so when the file system refuses.
     event_log = LmdbEventLog.open(
-        settings.data_dir, durability=settings.durability, node_id=settings.node_id
+        settings.data_dir,
+        durability=settings.durability,
+        node_id=settings.node_id,
+        clock=settings.hybrid_clock(),
     )
     try:
         app = start_actors(settings, event_log, load_schemas=load_schemas, serve_stale=serve_stale)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import platformdirs
 
+from eventstore.hlc import HybridLogicalClock, WallClock
 from eventstore.log import Durability
 from graphmem.limits import InputLimits
 from projections.entity_schema import SchemaLimits
@@ -87,6 +88,46 @@ class HttpSettings:
         )
 
 
+# The embedders GRAPHMEM_EMBEDDER may name: the built-in lexical one, and the semantic one
+# (an optional install; whether it is installed is checked where it is loaded, not here).
+EMBEDDERS = ("hash", "semantic")
+# GRAPHMEM_CLOCK_OFFSET_DAYS ages a graph for tests; a century is far past any decay horizon
+# and keeps shifted stamps inside the clock's range.
+MAX_CLOCK_OFFSET_DAYS = 36_500.0
+
+
+@dataclass(frozen=True)
+class GraphSettings:
+    """The graph family's settings: its home folder, transcripts, embedder and test clock."""
+
+    # None: <data dir>/graph-memory, resolved by Settings.graph_home (it follows --data-dir).
+    home: Path | None = None
+    # expanduser rather than Path.home(): it leaves "~" as is instead of raising without a home.
+    transcripts_dir: Path = field(
+        default_factory=lambda: Path(os.path.expanduser("~/.claude/projects"))
+    )
+    embedder: str = "hash"
+    # Tests only: days added to every wall-clock reading (event stamps and every rule).
+    clock_offset_days: float = 0.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> GraphSettings:
+        home = env.get("GRAPHMEM_GRAPH_HOME")
+        transcripts = env.get("GRAPHMEM_TRANSCRIPTS_DIR")
+        return cls(
+            home=Path(home).expanduser() if home else None,
+            transcripts_dir=(
+                Path(transcripts).expanduser() if transcripts else cls().transcripts_dir
+            ),
+            embedder=_embedder(env.get("GRAPHMEM_EMBEDDER", "")),
+            clock_offset_days=_clock_offset_days(env.get("GRAPHMEM_CLOCK_OFFSET_DAYS", "")),
+        )
+
+    def wall_clock(self) -> WallClock:
+        """The one wall clock of the process: stamps and every time-based rule read it."""
+        return WallClock.shifted_by_days(self.clock_offset_days)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable, with the defaults a fresh install runs on."""
@@ -109,6 +150,7 @@ class Settings:
     # Answer plain tools/call lines on stdio off the SDK's per-call pipeline (graphmem.wire).
     fast_calls: bool = True
     http: HttpSettings = field(default_factory=HttpSettings)
+    graph: GraphSettings = field(default_factory=GraphSettings)
     # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
     max_line_bytes: int = MAX_LINE_BYTES
 
@@ -166,8 +208,18 @@ class Settings:
             checkpoint_every=_non_negative(env, "GRAPHMEM_CHECKPOINT_EVERY", 100_000),
             fast_calls=_flag(env, "GRAPHMEM_FAST_CALLS", default=True),
             http=HttpSettings.from_env(env),
+            graph=GraphSettings.from_env(env),
             max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),
         )
+
+    @property
+    def graph_home(self) -> Path:
+        """The graph family's folder (GRAPHMEM_GRAPH_HOME, else <data dir>/graph-memory)."""
+        return self.graph.home if self.graph.home is not None else self.data_dir / "graph-memory"
+
+    def hybrid_clock(self) -> HybridLogicalClock:
+        """The clock a log opened for this process stamps with (see GraphSettings.wall_clock)."""
+        return HybridLogicalClock(self.graph.wall_clock())
 
     def with_data_dir(self, data_dir: str | Path) -> Settings:
         return replace(self, data_dir=Path(data_dir).expanduser())
@@ -240,5 +292,32 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
     if not 0 < value < float("inf"):
         raise SettingsError(
             f"{name}={raw!r} must be a positive number of seconds (default {default:g})"
+        )
+    return value
+
+
+def _embedder(raw: str) -> str:
+    name = raw.strip().lower() or "hash"
+    if name not in EMBEDDERS:
+        raise SettingsError(
+            f"GRAPHMEM_EMBEDDER={raw!r} is not an embedder; use one of: {', '.join(EMBEDDERS)} "
+            "(default hash)"
+        )
+    return name
+
+
+def _clock_offset_days(raw: str) -> float:
+    if not raw.strip():
+        return 0.0
+    try:
+        value = float(raw.replace("_", ""))
+    except ValueError:
+        value = -1.0
+    # Not negative: the hybrid clock never goes back, so a clock set behind the log's last
+    # stamp would stamp events later than the "now" the rules read, and the two would disagree.
+    if not 0.0 <= value <= MAX_CLOCK_OFFSET_DAYS:
+        raise SettingsError(
+            f"GRAPHMEM_CLOCK_OFFSET_DAYS={raw!r} must be a number of days from 0 to "
+            f"{MAX_CLOCK_OFFSET_DAYS:g} (fractions allowed, default 0); it is for tests only"
         )
     return value

@@ -17,5 +17,8 @@ def open_log(settings: Settings) -> Iterator[LmdbEventLog]:
     """The data dir's log; a CliError if the data dir holds none."""
     if not (settings.data_dir / "data.mdb").is_file():
         raise CliError(f"no graphmem log in {settings.data_dir} (set GRAPHMEM_DIR or --data-dir)")
-    with LmdbEventLog.open(settings.data_dir, durability=settings.durability) as event_log:
+    # The settings' clock (GRAPHMEM_CLOCK_OFFSET_DAYS): what `check` judges stamps against.
+    with LmdbEventLog.open(
+        settings.data_dir, durability=settings.durability, clock=settings.hybrid_clock()
+    ) as event_log:
         yield event_log

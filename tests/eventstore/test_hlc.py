@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eventstore.hlc import COUNTER_BITS, HybridLogicalClock, ms_of, stamp_of
+from eventstore.hlc import COUNTER_BITS, HybridLogicalClock, WallClock, ms_of, stamp_of, wall_ms
 from tests.eventstore.backends import SteppingClock
 
 
@@ -76,3 +76,24 @@ def test_a_tick_after_observing_is_later_than_the_observed_stamp() -> None:
     observed = clock.observe(0, stamp_of(1_300, 9))
 
     assert clock.tick(observed) == stamp_of(1_300, 10)
+
+
+def test_a_wall_clock_without_offset_reads_real_time() -> None:
+    before = wall_ms()
+    reading = WallClock()()
+    assert before <= reading <= wall_ms()
+
+
+def test_a_shifted_wall_clock_reads_real_time_plus_fractional_days() -> None:
+    clock = WallClock.shifted_by_days(1.5)
+    before = wall_ms()
+    reading = clock()
+    after = wall_ms()
+    assert clock.offset_ms == 36 * 3600 * 1000
+    assert before + clock.offset_ms <= reading <= after + clock.offset_ms
+
+
+def test_now_is_the_reading_the_next_stamp_follows() -> None:
+    clock = HybridLogicalClock(now_ms=SteppingClock(7_000, 8_000))
+    assert clock.now_ms() == 7_000
+    assert ms_of(clock.tick(0)) == 8_000

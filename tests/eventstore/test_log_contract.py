@@ -17,7 +17,7 @@ from eventstore.events import (
     ObservationAdded,
     RelationCreated,
 )
-from eventstore.hlc import HybridLogicalClock, stamp_of
+from eventstore.hlc import HybridLogicalClock, WallClock, ms_of, stamp_of, wall_ms
 from eventstore.log import EventLog, LogError, LogTransaction
 from tests.eventstore.backends import BACKENDS, LogFactory, SteppingClock, open_backend
 
@@ -153,6 +153,17 @@ def test_hlc_increases_strictly_even_when_the_wall_clock_steps_back(
     assert stamps[1] == stamp_of(5_000, 1)
     assert stamps[3] == stamp_of(9_000)
     assert stamps[5] == stamp_of(9_000, 2)
+
+
+def test_a_log_stamps_with_the_clock_it_exposes_as_now_for_rules(make_log: LogFactory) -> None:
+    offset = WallClock.shifted_by_days(10)
+    log = make_log(clock=HybridLogicalClock(offset))
+
+    before = wall_ms() + offset.offset_ms
+    stamped = ms_of(log.append(created("shifted"))[0].hlc)
+    now = log.clock.now_ms()
+
+    assert before <= stamped <= now <= wall_ms() + offset.offset_ms
 
 
 def test_reads_inside_a_transaction_see_commits_before_it_and_its_own_appends(

@@ -141,3 +141,53 @@ def test_the_http_service_settings_are_read_and_the_token_is_kept_out_of_repr(
 def test_http_timeouts_must_be_a_positive_number_of_seconds(value: str) -> None:
     with pytest.raises(SettingsError, match="GRAPHMEM_HTTP_SESSION_IDLE_SECONDS"):
         Settings.from_env({"GRAPHMEM_HTTP_SESSION_IDLE_SECONDS": value})
+
+
+def test_the_graph_family_settings_default_to_a_home_in_the_data_dir(tmp_path: Path) -> None:
+    settings = Settings.from_env({"GRAPHMEM_DIR": str(tmp_path)})
+
+    assert settings.graph_home == tmp_path / "graph-memory"
+    assert settings.graph.transcripts_dir == Path.home() / ".claude" / "projects"
+    assert settings.graph.embedder == "hash"
+    assert settings.graph.clock_offset_days == 0.0
+    assert settings.graph.wall_clock().offset_ms == 0
+
+
+def test_the_graph_home_follows_a_data_dir_given_on_the_command_line(tmp_path: Path) -> None:
+    settings = Settings.from_env({}).with_data_dir(tmp_path / "elsewhere")
+    assert settings.graph_home == tmp_path / "elsewhere" / "graph-memory"
+
+
+def test_every_graph_family_setting_is_read_from_the_environment(tmp_path: Path) -> None:
+    settings = Settings.from_env(
+        {
+            "GRAPHMEM_DIR": str(tmp_path / "data"),
+            "GRAPHMEM_GRAPH_HOME": str(tmp_path / "home"),
+            "GRAPHMEM_TRANSCRIPTS_DIR": str(tmp_path / "transcripts"),
+            "GRAPHMEM_EMBEDDER": "Semantic",
+            "GRAPHMEM_CLOCK_OFFSET_DAYS": "2.5",
+        }
+    )
+
+    assert settings.graph_home == tmp_path / "home"
+    assert settings.graph.transcripts_dir == tmp_path / "transcripts"
+    assert settings.graph.embedder == "semantic"
+    assert settings.graph.clock_offset_days == 2.5
+    assert settings.graph.wall_clock().offset_ms == 2.5 * 24 * 3600 * 1000
+    assert settings.hybrid_clock().now_ms() > 0
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("GRAPHMEM_EMBEDDER", "word2vec"),
+        ("GRAPHMEM_CLOCK_OFFSET_DAYS", "soon"),
+        ("GRAPHMEM_CLOCK_OFFSET_DAYS", "-1"),
+        ("GRAPHMEM_CLOCK_OFFSET_DAYS", "nan"),
+        ("GRAPHMEM_CLOCK_OFFSET_DAYS", "inf"),
+        ("GRAPHMEM_CLOCK_OFFSET_DAYS", "36501"),
+    ],
+)
+def test_a_bad_graph_family_setting_is_refused_naming_it(name: str, value: str) -> None:
+    with pytest.raises(SettingsError, match=name):
+        Settings.from_env({name: value})
