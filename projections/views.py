@@ -30,6 +30,31 @@ class RelationView(msgspec.Struct, frozen=True):
     source_type: str | None = None
 
 
+class EntityAttributes(msgspec.Struct, frozen=True):
+    """An alive entity's graph attributes, unset ones at their defaults (times in wall ms)."""
+
+    name: str
+    confidence: float = 0.5
+    times_mentioned: int = 1
+    last_seen: int = 0  # unset: the latest creation's stamp time
+    subtype: str | None = None
+    source_file: str | None = None
+    aliases: list[str] = []
+    properties: dict[str, Any] = {}
+
+
+class RelationDetails(msgspec.Struct, frozen=True):
+    """A visible relation's graph-family attributes beyond RelationView's (times in wall ms;
+    unset ones read as the latest creation's stamp time)."""
+
+    from_entity: str
+    to_entity: str
+    relation_type: str
+    evidence: str | None = None
+    ingested_at: int = 0
+    last_confirmed: int = 0
+
+
 class GraphSnapshot(msgspec.Struct, frozen=True):
     """The whole visible graph in listing order: a canonical value, equal iff the graphs are."""
 

@@ -15,13 +15,21 @@ Nothing outside the package imports a private module.
 from projections.graph._codec import SnapshotError, decode_snapshot, encode_snapshot
 from projections.graph._projection import GraphProjection
 from projections.graph._records import GraphState, RelationKey
-from projections.views import EntityView, GraphSnapshot, RelationView
+from projections.views import (
+    EntityAttributes,
+    EntityView,
+    GraphSnapshot,
+    RelationDetails,
+    RelationView,
+)
 
 __all__ = [
+    "EntityAttributes",
     "EntityView",
     "GraphProjection",
     "GraphSnapshot",
     "GraphState",
+    "RelationDetails",
     "RelationKey",
     "RelationView",
     "SnapshotError",

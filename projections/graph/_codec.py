@@ -95,6 +95,9 @@ class _Snapshot(msgspec.Struct, gc=False, array_like=True):
     bases: list[tuple[int, RelationCreated | None]]  # where not the key's plain creation
     relation_deleted: list[tuple[int, int]]  # where not zero
     updates: list[tuple[int, dict[str, tuple[int, Any]]]]
+    # entities' attribute registers, where any (version 3; required, so that a version 2
+    # snapshot, which lacks it, is refused rather than taken for one without attributes)
+    entity_attrs: list[tuple[int, dict[str, tuple[int, Any]]]]
 
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -219,6 +222,11 @@ def _entity_columns(
             (i, {content: ref(stamp) for content, stamp in e.content_deleted.items()})
             for i, e in enumerate(records)
             if e.content_deleted
+        ],
+        "entity_attrs": [
+            (i, {field: (ref(stamp), value) for field, (stamp, value) in e.attrs.items()})
+            for i, e in enumerate(records)
+            if e.attrs
         ],
         "edge_counts": _packed_ints("I", [len(e.edges) if e.edges else 0 for e in records]),
         "edges": _packed_ints("I", map(index.__getitem__, chain.from_iterable(with_edges))),
@@ -380,6 +388,8 @@ def _restore_entities(
         records[i].occ_unsorted = True
     for i, deletions in state.content_deleted:
         records[i].content_deleted = {content: table[at] for content, at in deletions.items()}
+    for i, attrs in state.entity_attrs:
+        records[i].attrs = {field: (table[at], value) for field, (at, value) in attrs.items()}
     entities = dict(zip(names, records, strict=True))
     if len(entities) != n:
         raise SnapshotError("the snapshot holds an entity twice")

@@ -6,12 +6,17 @@ repetition (docs/architecture.md §3):
 
 - an entity is alive iff its latest EntityCreated is newer than its latest EntityDeleted. Its
   type is an LWW register (EntityCreated, EntityUpdated). A creation starts it fresh: nothing
-  stamped before it (observations, type writes, relations) shows through.
+  stamped before it (observations, type writes, relations) shows through. Its graph attributes
+  (confidence, times_mentioned, last_seen, subtype, source_file, aliases, properties) are LWW
+  registers too, each written by its creation and by EntityUpdated newer than it; a name in
+  `cleared` is a write of "not set". Unset, they read as the defaults (last_seen: the creation's
+  stamp time).
 - each ObservationAdded is one occurrence, visible iff the entity is alive and the occurrence
   is newer than its latest creation and its content's latest ObservationDeleted.
 - a relation (from, to, type) is visible iff its latest RelationCreated is newer than its latest
   RelationDeleted and than both endpoints' latest creations, and both endpoints are alive. Its
-  attributes are per-field LWW registers (RelationCreated writes all, RelationUpdated some).
+  attributes are per-field LWW registers (RelationCreated writes all, RelationUpdated some,
+  `cleared` included); ingested_at and last_confirmed unset read as the creation's stamp time.
 
 What can never become visible again is dropped; the newest stamps are kept, so late older
 events are still rejected. Listings follow the latest creation stamp. Events almost always
@@ -41,6 +46,7 @@ from eventstore.events import (
 from projections.graph._codec import decode_snapshot, encode_snapshot
 from projections.graph._reads import GraphReads
 from projections.graph._records import (
+    ENTITY_ATTRIBUTES,
     ZERO,
     EntityRecord,
     FoldStamp,
@@ -48,6 +54,8 @@ from projections.graph._records import (
     RelationKey,
     RelationRecord,
     add_edge,
+    creation_attrs,
+    has_attributes,
     held_base,
 )
 
@@ -61,6 +69,8 @@ _RELATION_ATTRIBUTES = (
     "source_session",
     "source_transcript",
     "source_type",
+    "evidence",
+    "last_confirmed",
 )
 
 
@@ -70,10 +80,13 @@ class GraphProjection(GraphReads):
     name: ClassVar[str] = "graph"
     # Bump on any change to what a log folds to, to the records or to _Snapshot: a checkpoint
     # of another version is never taken for a current one.
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     # Earlier versions whose snapshots from_snapshot still reads (the fold changed, the layout
     # did not): after an upgrade, a served process answers from one while it refolds the log
     # in the background (see actors.checkpointer). A layout change drops them.
+    # Version 2 is not readable: its layout lacks the entity attribute column (its decoder
+    # refuses such a snapshot), and its fold dropped attribute writes a version 3 fold keeps,
+    # so a version 2 snapshot cannot stand for one; the log is refolded instead.
     readable_versions: ClassVar[frozenset[int]] = frozenset()
 
     def __init__(self, state: GraphState | None = None) -> None:
@@ -176,6 +189,8 @@ class GraphProjection(GraphReads):
                     # cheaper than looking the name up twice.
                     entity = EntityRecord(stamp, event.entity_type, stamp, stamp, True)
                     if new_entity(event.name, entity) is entity:
+                        if has_attributes(event):
+                            entity.attrs = creation_attrs(event, stamp)
                         last_name = event.name
                         last = entity
                         state.alive += 1
@@ -227,6 +242,13 @@ class GraphProjection(GraphReads):
             entity.entity_type = event.entity_type
             entity.type_stamp = stamp
         self._prune(entity, stamp)
+        # A creation starts the attributes fresh: only writes newer than it survive, and it
+        # writes its own where none did.
+        attrs = {f: w for f, w in entity.attrs.items() if w[0] > stamp} if entity.attrs else {}
+        if has_attributes(event):
+            for field, write in creation_attrs(event, stamp).items():
+                attrs.setdefault(field, write)
+        entity.attrs = attrs or None
         alive = entity.alive = stamp > entity.deleted
         if alive is not was_alive:
             self._state.alive += 1 if alive else -1
@@ -246,12 +268,19 @@ class GraphProjection(GraphReads):
                 self._refresh(relation)
 
     def _entity_updated(self, event: EntityUpdated, stamp: FoldStamp) -> None:
-        if event.entity_type is None:
-            return
         entity = self._entity_or_stub(event.name)
-        if stamp > entity.type_stamp:
+        if event.entity_type is not None and stamp > entity.type_stamp:
             entity.entity_type = event.entity_type
             entity.type_stamp = stamp
+        if stamp < entity.created:
+            return  # older than the latest creation, which wrote every attribute
+        # Each attribute given, or cleared (written as None), is an LWW register.
+        writes = [
+            (f, getattr(event, f)) for f in ENTITY_ATTRIBUTES if getattr(event, f) is not None
+        ]
+        writes += [(f, None) for f in event.cleared if f in ENTITY_ATTRIBUTES]
+        if writes:
+            entity.attrs = _written(entity.attrs, writes, stamp)
 
     def _entity_deleted(self, event: EntityDeleted, stamp: FoldStamp) -> None:
         entity = self._entity_or_stub(event.name)
@@ -386,16 +415,13 @@ class GraphProjection(GraphReads):
         relation = self._relation_or_stub((event.from_entity, event.to_entity, event.relation_type))
         if stamp < relation.created:
             return  # older than the latest creation, which wrote every field
-        updates = relation.updates
-        for field in _RELATION_ATTRIBUTES:
-            value = getattr(event, field)
-            if value is None:
-                continue
-            if updates is None:
-                updates = relation.updates = {}
-            written = updates.get(field)
-            if written is None or stamp > written[0]:
-                updates[field] = (stamp, value)
+        # Each attribute given, or cleared (written as None), is an LWW register.
+        writes = [
+            (f, getattr(event, f)) for f in _RELATION_ATTRIBUTES if getattr(event, f) is not None
+        ]
+        writes += [(f, None) for f in event.cleared if f in _RELATION_ATTRIBUTES]
+        if writes:
+            relation.updates = _written(relation.updates, writes, stamp)
 
     def _relation_deleted(self, event: RelationDeleted, stamp: FoldStamp) -> None:
         relation = self._relation_or_stub((event.from_entity, event.to_entity, event.relation_type))
@@ -424,6 +450,21 @@ class GraphProjection(GraphReads):
         if visible is not relation.visible:
             relation.visible = visible
             self._state.visible += 1 if visible else -1
+
+
+def _written(
+    registers: dict[str, tuple[FoldStamp, Any]] | None,
+    writes: list[tuple[str, Any]],
+    stamp: FoldStamp,
+) -> dict[str, tuple[FoldStamp, Any]]:
+    """`registers` with each write at `stamp` applied where it is the newest."""
+    if registers is None:
+        registers = {}
+    for field, value in writes:
+        written = registers.get(field)
+        if written is None or stamp > written[0]:
+            registers[field] = (stamp, value)
+    return registers
 
 
 _HANDLERS: dict[type, Callable[[GraphProjection, Any, FoldStamp], None]] = {

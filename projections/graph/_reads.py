@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import msgspec
 from sortedcontainers import SortedList
 
 from eventstore.events import Stamp
+from eventstore.hlc import ms_of
 from projections.graph._records import (
     CONTENTS_DECODER,
     OCCURRENCES_DECODER,
@@ -17,7 +19,24 @@ from projections.graph._records import (
     RelationKey,
     RelationRecord,
 )
-from projections.views import EntityView, GraphSnapshot, RelationView
+from projections.views import (
+    EntityAttributes,
+    EntityView,
+    GraphSnapshot,
+    RelationDetails,
+    RelationView,
+)
+
+# RelationView's attribute fields, and the defaults a cleared one reads as.
+_VIEW_DEFAULTS: dict[str, Any] = {
+    "weight": 1.0,
+    "properties": {},
+    "valid_at": None,
+    "invalid_at": None,
+    "source_session": None,
+    "source_transcript": None,
+    "source_type": None,
+}
 
 __all__ = ["GraphReads"]
 
@@ -80,11 +99,55 @@ class GraphReads:
                 base.source_type,
             )
         if relation.updates:
-            written = {field: value for field, (_, value) in relation.updates.items()}
+            defaults = _VIEW_DEFAULTS
+            written = {
+                field: defaults[field] if value is None else value
+                for field, (_, value) in relation.updates.items()
+                if field in defaults
+            }
             if "properties" in written:
                 written["properties"] = dict(written["properties"])
-            view = msgspec.structs.replace(view, **written)
+            if written:
+                view = msgspec.structs.replace(view, **written)
         return view
+
+    def entity_attributes(self, name: str) -> EntityAttributes | None:
+        """The alive entity's graph attributes (confidence, mentions, ...); else None."""
+        entity = self._alive_entity(name)
+        if entity is None:
+            return None
+        values: dict[str, Any] = {"last_seen": ms_of(entity.created.hlc)}
+        if entity.attrs:
+            for field, (_, value) in entity.attrs.items():
+                if value is not None:
+                    values[field] = list(value) if field == "aliases" else value
+            if "properties" in values:
+                values["properties"] = dict(values["properties"])
+        return EntityAttributes(name, **values)
+
+    def relation_details(
+        self, from_entity: str, to_entity: str, relation_type: str
+    ) -> RelationDetails | None:
+        """The visible relation's evidence, ingestion and confirmation times; else None."""
+        relation = self._state.relations.get((from_entity, to_entity, relation_type))
+        if relation is None or not relation.visible:
+            return None
+        base = relation.base
+        assert base is not None, "a visible relation has been created"
+        since = ms_of(relation.created.hlc)
+        evidence = base.evidence
+        ingested_at = since if base.ingested_at is None else base.ingested_at
+        last_confirmed = since if base.last_confirmed is None else base.last_confirmed
+        if relation.updates:
+            written = relation.updates.get("evidence")
+            if written is not None:
+                evidence = written[1]
+            written = relation.updates.get("last_confirmed")
+            if written is not None:
+                last_confirmed = since if written[1] is None else written[1]
+        return RelationDetails(
+            from_entity, to_entity, relation_type, evidence, ingested_at, last_confirmed
+        )
 
     def has_entity(self, name: str) -> bool:
         return self._alive_entity(name) is not None

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import astuple
 
-from eventstore.events import RelationCreated
+from eventstore.events import EntityCreated, RelationCreated
 
 RelationKey = tuple[str, str, str]
 """(from_entity, to_entity, relation_type)"""
@@ -60,6 +60,45 @@ class EntityRecord(msgspec.Struct, gc=False, array_like=True):
     # then an insertion-ordered set; after a restore, those it restored packed, then the rest.
     # Relation records are never removed, so all only grow.
     edges: tuple[RelationRecord, ...] | dict[RelationRecord, None] | PackedEdges | None = None
+    # The graph attributes (ENTITY_ATTRIBUTES) as LWW registers, field -> (stamp, value), only
+    # those written since the latest creation (which writes its own at `created`); a value of
+    # None is a write that cleared the attribute. None: every attribute at its default.
+    attrs: dict[str, tuple[FoldStamp, Any]] | None = None
+
+
+ENTITY_ATTRIBUTES = (
+    "confidence",
+    "times_mentioned",
+    "last_seen",
+    "subtype",
+    "source_file",
+    "aliases",
+    "properties",
+)
+"""The entity attributes EntityCreated and EntityUpdated write (see eventstore.events)."""
+
+
+def creation_attrs(event: EntityCreated, stamp: FoldStamp) -> dict[str, tuple[FoldStamp, Any]]:
+    """The registers a creation writes: its attributes not at their defaults."""
+    written: dict[str, tuple[FoldStamp, Any]] = {}
+    for name in ENTITY_ATTRIBUTES:
+        value = getattr(event, name)
+        if value is not None and value not in ([], {}):
+            written[name] = (stamp, value)
+    return written
+
+
+def has_attributes(event: EntityCreated) -> bool:
+    """Whether a creation sets any attribute (rarely: most leave them all at defaults)."""
+    return (
+        event.confidence is not None
+        or event.times_mentioned is not None
+        or event.last_seen is not None
+        or event.subtype is not None
+        or event.source_file is not None
+        or bool(event.aliases)
+        or bool(event.properties)
+    )
 
 
 class RelationRecord(msgspec.Struct, gc=False, eq=False, array_like=True):

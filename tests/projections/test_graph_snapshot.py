@@ -296,6 +296,7 @@ _FIELDS = [
     "bases",
     "relation_deleted",
     "updates",
+    "entity_attrs",
 ]
 
 

@@ -5,12 +5,20 @@ projection became a package (issue 13): the graph, schema and conflict snapshots
 log, once halfway and once at its end. Folding the same log must give the same bytes, and
 restoring the stored bytes must give a model that answers, folds on and snapshots again as
 the fold does. Regenerate them only with a projection version bump.
+
+The graph's are version 3 (the graph attributes of issue 14), of the seeded log with some
+events carrying those attributes (`attributed_log`); graph-v2-*.msgpack are the version 2
+snapshots of the plain seeded log, kept to show that this version refuses them (its layout
+lacks the attribute column), so that they are refolded rather than taken for its own.
 """
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
+
+import msgspec
+import pytest
 
 from eventstore.events import (
     AnyEvent,
@@ -27,7 +35,7 @@ from eventstore.events import (
     SchemaRetired,
 )
 from projections.conflicts import ConflictsProjection
-from projections.graph import GraphProjection
+from projections.graph import GraphProjection, SnapshotError
 from projections.schemas import SchemaProjection
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "snapshots"
@@ -107,15 +115,70 @@ def seeded_log() -> list[Envelope]:
     return envelopes
 
 
+def _attribute_event(rng: random.Random) -> AnyEvent:
+    """An event carrying the graph attributes (version 3 of the graph fold)."""
+    name, other = rng.choice(NAMES), rng.choice(NAMES)
+    kind = rng.randrange(4)
+    if kind == 0:
+        return EntityCreated(
+            name=name,
+            entity_type=rng.choice(TYPES),
+            confidence=rng.choice([0.3, 0.9]),
+            times_mentioned=rng.randrange(1, 5),
+            last_seen=rng.randrange(10**12),
+            subtype=rng.choice([None, "lead"]),
+            aliases=rng.choice([[], [name.upper()]]),
+            properties=rng.choice([{}, {"team": "core"}]),
+        )
+    if kind == 1:
+        return EntityUpdated(
+            name=name,
+            confidence=rng.choice([None, 0.7]),
+            times_mentioned=rng.choice([None, 3]),
+            source_file=rng.choice([None, "notes.md"]),
+            cleared=rng.choice([[], ["subtype"]]),
+        )
+    relation_type = rng.choice(["knows", "owns"])
+    if kind == 2:
+        return RelationCreated(
+            from_entity=name,
+            to_entity=other,
+            relation_type=relation_type,
+            evidence=rng.choice([None, "said so"]),
+            ingested_at=rng.choice([None, rng.randrange(10**12)]),
+        )
+    return RelationUpdated(
+        from_entity=name,
+        to_entity=other,
+        relation_type=relation_type,
+        evidence=rng.choice([None, "confirmed"]),
+        last_confirmed=rng.choice([None, rng.randrange(10**12)]),
+        cleared=rng.choice([[], ["invalid_at"], ["evidence", "weight"]]),
+    )
+
+
+def attributed_log() -> list[Envelope]:
+    """The seeded log with a quarter of its events replaced by ones carrying attributes."""
+    rng = random.Random(14)
+    return [
+        msgspec.structs.replace(envelope, event=_attribute_event(rng))
+        if rng.random() < 0.25
+        else envelope
+        for envelope in seeded_log()
+    ]
+
+
 def _snapshots(envelopes: list[Envelope]) -> dict[str, bytes]:
-    graph, schemas, conflicts = GraphProjection(), SchemaProjection(), ConflictsProjection()
-    for model in (graph, schemas, conflicts):
+    schemas, conflicts = SchemaProjection(), ConflictsProjection()
+    for model in (schemas, conflicts):
         model.apply_all(envelopes)
-    return {
-        "graph": graph.to_snapshot(),
-        "schemas": schemas.to_snapshot(),
-        "conflicts": conflicts.to_snapshot(),
-    }
+    return {"schemas": schemas.to_snapshot(), "conflicts": conflicts.to_snapshot()}
+
+
+def _graph_snapshot(envelopes: list[Envelope]) -> bytes:
+    graph = GraphProjection()
+    graph.apply_all(envelopes)
+    return graph.to_snapshot()
 
 
 def _fixture(name: str, stage: str) -> bytes:
@@ -128,6 +191,9 @@ def write_fixtures() -> None:
     for stage, envelopes in (("half", log[:HALF]), ("full", log)):
         for name, data in _snapshots(envelopes).items():
             (FIXTURES / f"{name}-{stage}.msgpack").write_bytes(data)
+    log = attributed_log()
+    for stage, envelopes in (("half", log[:HALF]), ("full", log)):
+        (FIXTURES / f"graph-v3-{stage}.msgpack").write_bytes(_graph_snapshot(envelopes))
 
 
 def test_folding_the_seeded_log_gives_the_stored_snapshot_bytes() -> None:
@@ -135,28 +201,53 @@ def test_folding_the_seeded_log_gives_the_stored_snapshot_bytes() -> None:
     for stage, envelopes in (("half", log[:HALF]), ("full", log)):
         for name, data in _snapshots(envelopes).items():
             assert data == _fixture(name, stage), f"{name} snapshot at {stage} changed"
+    log = attributed_log()
+    for stage, envelopes in (("half", log[:HALF]), ("full", log)):
+        assert _graph_snapshot(envelopes) == _fixture("graph-v3", stage), f"graph at {stage}"
+
+
+def _attributes(graph: GraphProjection) -> list[object]:
+    """Every alive entity's attributes and visible relation's details."""
+    return [
+        *(graph.entity_attributes(view.name) for view in graph.entities()),
+        *(graph.relation_details(*key) for key in graph.relation_keys()),
+    ]
 
 
 def test_a_stored_graph_snapshot_restores_to_the_fold_and_encodes_to_the_same_bytes() -> None:
-    log = seeded_log()
+    log = attributed_log()
     folded = GraphProjection()
     folded.apply_all(log)
-    stored = _fixture("graph", "full")
+    stored = _fixture("graph-v3", "full")
     restored = GraphProjection.from_snapshot(stored)
     # Before any read: a read may re-sort the listings, which a snapshot records.
     assert restored.to_snapshot() == stored
     assert restored.position == folded.position == EVENTS
     assert restored.snapshot() == folded.snapshot()
+    assert _attributes(restored) == _attributes(folded)
+    assert any(a.confidence != 0.5 for a in _attributes(folded) if hasattr(a, "confidence"))
     assert restored.entities_page(3, 10) == folded.entities_page(3, 10)
 
 
 def test_a_stored_half_way_snapshot_folds_on_to_the_stored_end() -> None:
     log = seeded_log()
-    graph = GraphProjection.from_snapshot(_fixture("graph", "half"))
     schemas = SchemaProjection.from_snapshot(_fixture("schemas", "half"))
     conflicts = ConflictsProjection.from_snapshot(_fixture("conflicts", "half"))
-    for model in (graph, schemas, conflicts):
+    for model in (schemas, conflicts):
         model.apply_all(log[HALF:])
-    assert graph.to_snapshot() == _fixture("graph", "full")
     assert schemas.to_snapshot() == _fixture("schemas", "full")
     assert conflicts.to_snapshot() == _fixture("conflicts", "full")
+    graph = GraphProjection.from_snapshot(_fixture("graph-v3", "half"))
+    graph.apply_all(attributed_log()[HALF:])
+    assert graph.to_snapshot() == _fixture("graph-v3", "full")
+
+
+@pytest.mark.parametrize("stage", ["half", "full"])
+def test_a_version_2_graph_snapshot_is_refused_so_that_the_log_is_refolded(stage: str) -> None:
+    # Version 2's fold dropped attribute writes and its layout has no attribute column: its
+    # snapshots are not readable by version 3, and the decoder says so rather than restoring
+    # a model without attributes.
+    assert GraphProjection.version == 3
+    assert 2 not in GraphProjection.readable_versions
+    with pytest.raises(SnapshotError, match="not a graph snapshot"):
+        GraphProjection.from_snapshot(_fixture("graph-v2", stage))
