@@ -54,10 +54,12 @@ from projections.graph._records import (
     RelationKey,
     RelationRecord,
     add_edge,
+    aliases_of,
     creation_attrs,
     has_attributes,
     held_base,
 )
+from projections.naming import NameIndex
 
 __all__ = ["GraphProjection"]
 
@@ -96,6 +98,10 @@ class GraphProjection(GraphReads):
         # built on the first paged read, then kept by every alive/dead transition, so a page
         # costs O(log n + page) in alive entities and nothing in dead ones. Not in snapshots.
         self._by_name: SortedList[str] | None = None
+        # The alive names and their aliases for name resolution (see GraphReads.name_lookup):
+        # built on the first lookup, then kept by every alive transition and alias write.
+        # Not in snapshots.
+        self._names: NameIndex | None = None
 
     @property
     def position(self) -> int:
@@ -191,6 +197,8 @@ class GraphProjection(GraphReads):
                     if new_entity(event.name, entity) is entity:
                         if has_attributes(event):
                             entity.attrs = creation_attrs(event, stamp)
+                        if self._names is not None:
+                            self._names.add(event.name, event.aliases)
                         last_name = event.name
                         last = entity
                         state.alive += 1
@@ -263,6 +271,7 @@ class GraphProjection(GraphReads):
             self._state.entities_last = stamp
         else:
             self._state.entities_unsorted = True
+        self._index_name(event.name, entity)
         if entity.edges:
             for relation in entity.edges:
                 self._refresh(relation)
@@ -281,6 +290,8 @@ class GraphProjection(GraphReads):
         writes += [(f, None) for f in event.cleared if f in ENTITY_ATTRIBUTES]
         if writes:
             entity.attrs = _written(entity.attrs, writes, stamp)
+            if event.aliases is not None or "aliases" in event.cleared:
+                self._index_name(event.name, entity)
 
     def _entity_deleted(self, event: EntityDeleted, stamp: FoldStamp) -> None:
         entity = self._entity_or_stub(event.name)
@@ -293,9 +304,19 @@ class GraphProjection(GraphReads):
             self._state.alive -= 1
             if self._by_name is not None:
                 self._by_name.remove(event.name)
+            self._index_name(event.name, entity)
             if entity.edges:
                 for relation in entity.edges:
                     self._refresh(relation)
+
+    def _index_name(self, name: str, entity: EntityRecord) -> None:
+        """Bring the name index, if built, up to date with the entity's liveness and aliases."""
+        if self._names is None:
+            return
+        if entity.alive:
+            self._names.add(name, aliases_of(entity))
+        else:
+            self._names.remove(name)
 
     def _entity_or_stub(self, name: str) -> EntityRecord:
         entity = self._state.entities.get(name)

@@ -18,7 +18,9 @@ from projections.graph._records import (
     GraphState,
     RelationKey,
     RelationRecord,
+    aliases_of,
 )
+from projections.naming import NameIndex, NameLookup, Resolution, resolve
 from projections.views import (
     EntityAttributes,
     EntityView,
@@ -50,6 +52,7 @@ class GraphReads:
 
     _state: GraphState
     _by_name: SortedList[str] | None
+    _names: NameIndex | None
 
     def _unpack(self, entity: EntityRecord) -> None:
         """Move the entity's packed occurrences into `occ`, before those added since."""
@@ -124,6 +127,20 @@ class GraphReads:
             if "properties" in values:
                 values["properties"] = dict(values["properties"])
         return EntityAttributes(name, **values)
+
+    def name_lookup(self) -> NameLookup:
+        """The alive names and aliases as name resolution asks about them (a NameIndex of
+        them, built on the first call and kept current by the fold from then on)."""
+        if self._names is None:
+            entities = self._state.entities
+            self._names = NameIndex(
+                (name, aliases_of(entity)) for name, entity in entities.items() if entity.alive
+            )
+        return self._names
+
+    def resolve_name(self, reference: str) -> Resolution:
+        """The alive entities `reference` names: exact, case-insensitive, alias, then slug."""
+        return resolve(reference, self.name_lookup())
 
     def relation_details(
         self, from_entity: str, to_entity: str, relation_type: str

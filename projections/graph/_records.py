@@ -88,6 +88,12 @@ def creation_attrs(event: EntityCreated, stamp: FoldStamp) -> dict[str, tuple[Fo
     return written
 
 
+def aliases_of(entity: EntityRecord) -> list[str]:
+    """The entity's aliases register: [] when unset or cleared."""
+    written = entity.attrs.get("aliases") if entity.attrs else None
+    return [] if written is None or written[1] is None else list(written[1])
+
+
 def has_attributes(event: EntityCreated) -> bool:
     """Whether a creation sets any attribute (rarely: most leave them all at defaults)."""
     return (

@@ -186,3 +186,38 @@ def test_gone_entities_and_relations_have_no_attributes() -> None:
     assert graph.entity_attributes(ALICE) is None
     assert graph.entity_attributes("nobody") is None
     assert graph.relation_details(ALICE, "X", "works_on") is None
+
+
+# --- the name index -----------------------------------------------------------------------
+
+
+def test_names_resolve_exactly_then_case_insensitively_then_by_alias_then_by_slug() -> None:
+    graph = fold(
+        at(ms(1), made(aliases=["Al"])),
+        at(ms(2), EntityCreated(name="Bob Smith", entity_type="person")),
+    )
+
+    assert graph.resolve_name(ALICE).names == (ALICE,)
+    assert graph.resolve_name("alice").step == "folded"
+    assert graph.resolve_name("AL").names == (ALICE,)
+    assert graph.resolve_name("AL").step == "alias"
+    assert graph.resolve_name("bob-smith").names == ("Bob Smith",)
+    assert graph.resolve_name("bob-smith").step == "slug"
+    assert not graph.resolve_name("Carol").found
+
+
+def test_the_name_index_follows_alias_writes_clears_deletions_and_re_creations() -> None:
+    graph = fold(at(ms(1), made()))
+    assert not graph.resolve_name("Al").found  # the index is built here, then kept
+
+    graph.apply(at(ms(2), updated(aliases=["Al"])))
+    assert graph.resolve_name("al").names == (ALICE,)
+    graph.apply(at(ms(3), updated(cleared=["aliases"])))
+    assert not graph.resolve_name("al").found
+    graph.apply(at(ms(4), updated(aliases=["Ally"])))
+    graph.apply(at(ms(5), EntityDeleted(name=ALICE)))
+    assert not graph.resolve_name("ally").found
+    assert not graph.resolve_name(ALICE).found
+    graph.apply(at(ms(6), made(aliases=["Lis"])))
+    assert not graph.resolve_name("ally").found  # a re-creation starts the aliases fresh
+    assert graph.resolve_name("lis").names == (ALICE,)
