@@ -110,6 +110,7 @@ _ORIGIN = attrgetter("origin")
 _SEQ = attrgetter("origin_seq")
 _TYPE = attrgetter("entity_type")
 _EDGES = attrgetter("edges")
+_ATTRS = attrgetter("attrs")
 _BASE = attrgetter("base")
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
@@ -224,9 +225,9 @@ def _entity_columns(
             if e.content_deleted
         ],
         "entity_attrs": [
-            (i, {field: (ref(stamp), value) for field, (stamp, value) in e.attrs.items()})
-            for i, e in enumerate(records)
-            if e.attrs
+            (i, {field: (ref(stamp), value) for field, (stamp, value) in attrs.items()})
+            for i, attrs in enumerate(map(_ATTRS, records))
+            if attrs
         ],
         "edge_counts": _packed_ints("I", [len(e.edges) if e.edges else 0 for e in records]),
         "edges": _packed_ints("I", map(index.__getitem__, chain.from_iterable(with_edges))),
