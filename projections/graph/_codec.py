@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import astuple
 
-from eventstore.events import RelationCreated
+from eventstore.events import DecayApplied, RelationCreated
 from projections.graph._records import (
     OCCURRENCES_DECODER,
     PLAIN,
@@ -98,6 +98,8 @@ class _Snapshot(msgspec.Struct, gc=False, array_like=True):
     # entities' attribute registers, where any (version 3; required, so that a version 2
     # snapshot, which lacks it, is refused rather than taken for one without attributes)
     entity_attrs: list[tuple[int, dict[str, tuple[int, Any]]]]
+    # decay runs (version 3), each with its stamp
+    decay_runs: list[tuple[int, DecayApplied]]
 
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -193,6 +195,7 @@ def encode_snapshot(graph: GraphState) -> bytes:
             **_entity_columns(records, relations, table, strings),
             **_occurrence_columns(records),
             **_relation_columns(graph, relations, table, strings),
+            decay_runs=[(table.ref(stamp), run) for stamp, run in sorted(graph.decay_runs.items())],
             strings=list(strings),  # last: the columns above fill it
             stamps=table.columns(),
         )
@@ -341,6 +344,7 @@ def _restored(state: _Snapshot) -> GraphState:
         relations_unsorted=state.relations_unsorted,
         visible=state.visible,
         origins=dict(zip(origins, origins, strict=True)),
+        decay_runs={table[at]: run for at, run in state.decay_runs},
     )
 
 

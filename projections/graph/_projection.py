@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 from sortedcontainers import SortedList
 
 from eventstore.events import (
+    DecayApplied,
     EntityCreated,
     EntityDeleted,
     EntityUpdated,
@@ -450,6 +451,11 @@ class GraphProjection(GraphReads):
             relation.deleted = stamp
             self._refresh(relation)
 
+    # --- decay ----------------------------------------------------------------------------
+
+    def _decay_applied(self, event: DecayApplied, stamp: FoldStamp) -> None:
+        self._state.decay_runs.setdefault(stamp, event)
+
     def _refresh(self, relation: RelationRecord) -> None:
         from_entity, to_entity, _ = relation.key
         self._set_visible(
@@ -489,6 +495,7 @@ def _written(
 
 
 _HANDLERS: dict[type, Callable[[GraphProjection, Any, FoldStamp], None]] = {
+    DecayApplied: GraphProjection._decay_applied,
     EntityCreated: GraphProjection._entity_created,
     EntityUpdated: GraphProjection._entity_updated,
     EntityDeleted: GraphProjection._entity_deleted,

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 from sortedcontainers import SortedList
 
-from eventstore.events import Stamp
+from eventstore.events import DecayApplied, Stamp
 from eventstore.hlc import ms_of
 from projections.graph._records import (
     CONTENTS_DECODER,
@@ -127,6 +127,10 @@ class GraphReads:
             if "properties" in values:
                 values["properties"] = dict(values["properties"])
         return EntityAttributes(name, **values)
+
+    def decay_runs(self) -> list[DecayApplied]:
+        """Every decay run folded, in stamp order (each once, however often it was folded)."""
+        return [run for _, run in sorted(self._state.decay_runs.items())]
 
     def name_lookup(self) -> NameLookup:
         """The alive names and aliases as name resolution asks about them (a NameIndex of

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import astuple
 
-from eventstore.events import EntityCreated, RelationCreated
+from eventstore.events import DecayApplied, EntityCreated, RelationCreated
 
 RelationKey = tuple[str, str, str]
 """(from_entity, to_entity, relation_type)"""
@@ -212,3 +212,6 @@ class GraphState:
     visible: int = 0
     # Every origin folded, each string once: stamps share it.
     origins: dict[str, str] = field(default_factory=dict)
+    # Every decay run folded, by stamp (a grow-only set: each run is kept, as reads derive a
+    # decayed value from the newest run at or after an element's reference time).
+    decay_runs: dict[FoldStamp, DecayApplied] = field(default_factory=dict)

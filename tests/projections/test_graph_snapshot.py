@@ -297,6 +297,7 @@ _FIELDS = [
     "relation_deleted",
     "updates",
     "entity_attrs",
+    "decay_runs",
 ]
 
 

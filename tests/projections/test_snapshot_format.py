@@ -22,6 +22,7 @@ import pytest
 
 from eventstore.events import (
     AnyEvent,
+    DecayApplied,
     EntityCreated,
     EntityDeleted,
     EntityUpdated,
@@ -118,7 +119,9 @@ def seeded_log() -> list[Envelope]:
 def _attribute_event(rng: random.Random) -> AnyEvent:
     """An event carrying the graph attributes (version 3 of the graph fold)."""
     name, other = rng.choice(NAMES), rng.choice(NAMES)
-    kind = rng.randrange(4)
+    kind = rng.randrange(5)
+    if kind == 4:
+        return DecayApplied(at=rng.randrange(10**12), rate=0.01, rates={"person": 0.02}, floor=0.1)
     if kind == 0:
         return EntityCreated(
             name=name,
@@ -225,6 +228,7 @@ def test_a_stored_graph_snapshot_restores_to_the_fold_and_encodes_to_the_same_by
     assert restored.position == folded.position == EVENTS
     assert restored.snapshot() == folded.snapshot()
     assert _attributes(restored) == _attributes(folded)
+    assert restored.decay_runs() == folded.decay_runs() != []
     assert any(a.confidence != 0.5 for a in _attributes(folded) if hasattr(a, "confidence"))
     assert restored.entities_page(3, 10) == folded.entities_page(3, 10)
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from eventstore.events import (
     AnyEvent,
     AuditRecorded,
+    DecayApplied,
     EntityCreated,
     EntityDeleted,
     EntityUpdated,
@@ -150,6 +151,13 @@ EVENTS: st.SearchStrategy[AnyEvent] = st.one_of(
     ),
     st.builds(RelationDeleted, from_entity=NAMES, to_entity=NAMES, relation_type=RELATION_TYPES),
     st.builds(AuditRecorded, action=st.just("note")),
+    st.builds(
+        DecayApplied,
+        at=st.sampled_from([10, 20]),
+        rate=st.sampled_from([0.01, 0.02]),
+        rates=st.sampled_from([{}, {"t1": 0.05}]),
+        floor=st.none() | st.just(0.1),
+    ),
 )
 
 
@@ -177,7 +185,10 @@ def envelope_sets(draw: st.DrawFn, max_size: int = 60) -> list[Envelope]:
 
 
 FoldView = tuple[
-    GraphSnapshot, tuple[EntityAttributes | None, ...], tuple[RelationDetails | None, ...]
+    GraphSnapshot,
+    tuple[EntityAttributes | None, ...],
+    tuple[RelationDetails | None, ...],
+    list[DecayApplied],
 ]
 
 
@@ -191,6 +202,7 @@ def observed(graph: GraphProjection) -> FoldView:
             graph.relation_details(view.from_entity, view.to_entity, view.relation_type)
             for view in snapshot.relations
         ),
+        graph.decay_runs(),
     )
 
 
@@ -333,6 +345,7 @@ def reference_all(envelopes: list[Envelope]) -> FoldView:
         GraphSnapshot(tuple(entities), tuple(view for _, view, _ in in_order)),
         tuple(attributes_of),
         tuple(details for _, _, details in in_order),
+        [e for _, e in events if isinstance(e, DecayApplied)],  # each run once, by stamp
     )
 
 
