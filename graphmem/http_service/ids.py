@@ -14,6 +14,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphmem.http_service.responses import error_response
+from graphmem.wire.wire_guard import valid_id
 
 
 def _kind(value: Any) -> str:
@@ -41,7 +42,7 @@ def id_problem(body: bytes) -> str | None:
     if not isinstance(message, dict) or "id" not in message:
         return None
     value = message["id"]
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+    if valid_id(value):
         return None
     if value is None and "error" in message and "method" not in message:
         return None  # JSON-RPC's own answer to a message whose id could not be read

@@ -163,3 +163,24 @@ class RawServer:
             if stream is not None:
                 stream.close()
         return code
+
+
+def answers_from_files(data_dir: Path, requests: bytes, work_dir: Path) -> dict[Any, Any]:
+    """Run `graphmem serve` with stdin and stdout regular files (not pipes): `requests` in,
+    the answers out, by id. Asserts the server exits 0 once stdin runs out."""
+    stdin_file, stdout_file = work_dir / "requests.jsonl", work_dir / "responses.jsonl"
+    stdin_file.write_bytes(requests)
+    params = server_params(data_dir)
+    with stdin_file.open("rb") as stdin, stdout_file.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, *params.args],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+            env=params.env,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0
+    lines = stdout_file.read_bytes().splitlines()
+    return {m["id"]: m for m in map(json.loads, lines) if "id" in m}

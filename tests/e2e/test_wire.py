@@ -4,12 +4,9 @@ and bytes no SDK client would send."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.e2e.raw_stdio import RawServer
-from tests.e2e.support import server_params
+from tests.e2e.raw_stdio import RawServer, answers_from_files
 
 
 def test_stdout_carries_only_protocol_messages_and_logs_are_json_on_stderr(
@@ -64,8 +61,7 @@ def test_invalid_unicode_on_the_wire_gets_an_error_and_the_server_keeps_serving(
 def test_requests_read_before_stdin_closes_are_answered_even_from_regular_files(
     tmp_path: Path,
 ) -> None:
-    requests = tmp_path / "requests.jsonl"
-    requests.write_text(
+    requests = (
         "\n".join(
             json.dumps(m)
             for m in [
@@ -90,20 +86,7 @@ def test_requests_read_before_stdin_closes_are_answered_even_from_regular_files(
         )
         + "\n"
     )
-    out = tmp_path / "responses.jsonl"
-    params = server_params(tmp_path / "data")
-    with requests.open("rb") as stdin, out.open("wb") as stdout:
-        done = subprocess.run(
-            [sys.executable, *params.args],
-            stdin=stdin,
-            stdout=stdout,
-            stderr=subprocess.DEVNULL,
-            env=params.env,
-            timeout=60,
-            check=False,
-        )
-    assert done.returncode == 0
-    answers = {m["id"]: m for m in map(json.loads, out.read_text().splitlines())}
+    answers = answers_from_files(tmp_path / "data", requests.encode(), tmp_path)
     assert answers[2]["result"]["structuredContent"] == {"entities": [], "relations": []}
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.raw_stdio import RawServer
+from tests.e2e.raw_stdio import RawServer, answers_from_files
 from tests.e2e.support import server_params
 
 FAST_OR_NOT = pytest.mark.parametrize("fast", ["1", "0"], ids=["fast-path", "sdk-only"])
@@ -175,22 +175,9 @@ def test_a_large_answer_is_written_whole_when_the_client_closes_stdin_at_once(
 
 def test_a_large_answer_is_written_whole_to_a_regular_file(tmp_path: Path) -> None:
     seed_large_graph(tmp_path / "data")
-    requests = tmp_path / "requests.jsonl"
-    requests.write_bytes(b"\n".join(handshake_lines()) + b"\n")
-    out = tmp_path / "responses.jsonl"
-    params = server_params(tmp_path / "data")
-    with requests.open("rb") as stdin, out.open("wb") as stdout:
-        done = subprocess.run(
-            [sys.executable, *params.args],
-            stdin=stdin,
-            stdout=stdout,
-            stderr=subprocess.DEVNULL,
-            env=params.env,
-            timeout=60,
-            check=False,
-        )
-    assert done.returncode == 0
-    answers = {m["id"]: m for m in map(json.loads, out.read_bytes().splitlines())}
+
+    answers = answers_from_files(tmp_path / "data", b"\n".join(handshake_lines()) + b"\n", tmp_path)
+
     assert len(answers[2]["result"]["structuredContent"]["entities"]) == 60
 
 
