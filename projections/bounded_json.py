@@ -14,6 +14,8 @@ import json
 import math
 from typing import Any
 
+from projections.json_depth import nesting_exceeds
+
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "JsonShapeError", "decode", "exceeds_depth"]
 
 # No document graphmem reads needs more than a handful of levels (a schema file uses four);
@@ -33,18 +35,15 @@ def decode(text: str, *, max_depth: int = MAX_DEPTH, constants: bool = True) -> 
     MAX_INT_DIGITS digits and numbers too large for a float; with `constants` False, NaN and
     Infinity too (JSON has neither). Raises json.JSONDecodeError for malformed text and
     JsonShapeError for the rest."""
-    try:
-        value = json.loads(
-            text,
-            parse_int=_int,
-            parse_float=_float,
-            parse_constant=None if constants else _no_constant,
-        )
-    except RecursionError:
-        raise JsonShapeError(_too_deep(max_depth)) from None
-    if exceeds_depth(value, max_depth):
+    # Measured on the text, before the parser recurses into it (the wire's check, too).
+    if nesting_exceeds(text.encode("utf-8", "surrogatepass"), max_depth):
         raise JsonShapeError(_too_deep(max_depth))
-    return value
+    return json.loads(
+        text,
+        parse_int=_int,
+        parse_float=_float,
+        parse_constant=None if constants else _no_constant,
+    )
 
 
 def exceeds_depth(value: Any, max_depth: int = MAX_DEPTH) -> bool:

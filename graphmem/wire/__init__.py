@@ -3,8 +3,9 @@
 What lives here and why: the SDK's stdio transport costs a dozen thread hand-offs per call and
 answers some faults with silence, so graphmem reads and writes the protocol pipes itself
 (`stdio_transport`, `stdio_wire`), checks every line before any parser sees it (`wire_lines`,
-`json_depth`, `wire_guard`) and answers the plain `tools/call` that dominates real traffic off
-the SDK's per-call pipeline (`fast_calls`), byte for byte as the SDK would.
+`wire_guard`, with the nesting scan of `projections.json_depth` that the file readers share)
+and answers the plain `tools/call` that dominates real traffic off the SDK's per-call pipeline
+(`fast_calls`), byte for byte as the SDK would.
 
 That last promise leans on SDK internals. When the `mcp` pin in pyproject.toml moves, re-check:
 

@@ -3,7 +3,7 @@
 The SDK's stdio transport drops what it cannot parse, and pydantic reads a request with a
 malformed id (`true`, `1.5`, `null`, an object) as a notification, which is never answered:
 the client waits forever. JSON-RPC asks for an error response to every request, with id null
-when the id cannot be read. Here each line is measured (graphmem.wire.json_depth) and decoded once,
+when the id cannot be read. Here each line is measured (projections.json_depth) and decoded once,
 then classed: a request, a notification, a response to the server, or refused with the error it
 deserves. A tool call with text no parser can store gets an isError result it can show the model.
 """
@@ -22,8 +22,8 @@ from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from graphmem.wire.json_depth import MAX_NESTING, nesting_exceeds
 from graphmem.wire.wire_lines import Oversized
+from projections.json_depth import MAX_NESTING, nesting_exceeds
 
 __all__ = [
     "DRAIN_TIMEOUT",

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphmem.config import MAX_LINE_BYTES, Settings, SettingsError
-from graphmem.wire.json_depth import MAX_NESTING, nesting_exceeds
 from graphmem.wire.wire_guard import leading_fields, oversized_reply, read_line
 from graphmem.wire.wire_lines import LineReader, Oversized
+from projections.json_depth import MAX_NESTING, nesting_exceeds
 
 pytestmark = pytest.mark.anyio
 
