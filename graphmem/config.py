@@ -20,7 +20,7 @@ class SettingsError(ValueError):
 
 
 # Tool families a profile may select (GRAPHMEM_TOOLS, --tools); `graph` comes with the graph family.
-TOOL_FAMILIES = ("memory", "schema", "mesh")
+TOOL_FAMILIES = ("memory", "schema", "mesh", "graph")
 DEFAULT_TOOLS = ("memory", "schema")
 # Opt-in schema sets shipped as subfolders of the shipped schemas folder.
 SCHEMA_SETS = ("rpg",)

@@ -29,6 +29,7 @@ from graphmem.tools.base import (
     render,
 )
 from graphmem.tools.catalog import ToolCatalog
+from graphmem.tools.graph_family import GraphFamily
 from graphmem.tools.graph_values import whole_graph
 from graphmem.tools.mesh_format import mesh_error
 from graphmem.wire.fast_calls import FastCalls, ToolCaller
@@ -75,6 +76,19 @@ SCHEMA_INSTRUCTIONS = (
 )
 
 
+GRAPH_INSTRUCTIONS = (
+    "Weighted, time-bounded knowledge (graph_* tools): graph_relate records facts as edges "
+    "between entities (created when missing) with a weight in [0, 1], evidence, provenance "
+    "and an optional valid_at; a dated fact supersedes the source's earlier target of the same "
+    "relation. graph_query walks up to 4 hops from entities (current facts by default), "
+    "graph_entities searches and lists, graph_boost and graph_weaken adjust a fact's weight, "
+    "graph_contradictions lists CONTRADICTS edges, graph_stats summarises, graph_delete removes "
+    "an entity and its edges, graph_export writes a JSONL backup, graph_audit appends to the "
+    "audit log. Every read takes as_of (a log position or an ISO time) to read the past. Each "
+    "call is atomic: on an error nothing is written."
+)
+
+
 def instructions(families: Iterable[str]) -> str:
     """The server instructions for a tool profile: one paragraph per family it serves."""
     chosen = set(families)
@@ -84,6 +98,7 @@ def instructions(families: Iterable[str]) -> str:
             ("memory", MEMORY_INSTRUCTIONS),
             ("mesh", MESH_INSTRUCTIONS),
             ("schema", SCHEMA_INSTRUCTIONS),
+            ("graph", GRAPH_INSTRUCTIONS),
         )
         if family in chosen
     ]
@@ -162,6 +177,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
     graph = app.graph
     limits = app.settings.limits
     catalog = ToolCatalog(app.settings.tools)
+    family = GraphFamily.from_settings(app.settings) if "graph" in app.settings.tools else None
 
     async def find_tool(name: str) -> ToolSpec | None:
         # Static tools need no look-up; a schema tool is the one of the schemas in force now.
@@ -185,7 +201,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
             outcome = error(f"MCP error -32602: Tool {name} not found")
         else:
             tool_context = ToolContext(
-                graph, limits, cause, app.transactions, app.hooks, app.time_travel
+                graph, limits, cause, app.transactions, app.hooks, app.time_travel, family
             )
             outcome = await _run(spec, tool_context, arguments)
             if outcome.mutated and not outcome.is_error:

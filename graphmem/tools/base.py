@@ -16,6 +16,7 @@ from actors.time_travel import TimeTravel
 from actors.transaction_coordinator import TransactionGateway
 from eventstore.events import Cause
 from graphmem.limits import InputLimits
+from graphmem.tools.graph_family import GraphFamily
 
 T = TypeVar("T")
 
@@ -34,6 +35,8 @@ class ToolContext:
     transactions: TransactionGateway | None = None
     hooks: Hooks = field(default_factory=Hooks)
     time_travel: TimeTravel | None = None
+    # The graph family's files, tunables and clock; None when the profile does not serve it.
+    family: GraphFamily | None = None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from actors.gateway import GraphGateway
 from actors.read_models import ReadModels
 from graphmem.tools.base import ToolSpec
 from graphmem.tools.dynamic import dynamic_tools
+from graphmem.tools.graph_tools import GRAPH_TOOLS
 from graphmem.tools.history_tools import HISTORY_TOOLS
 from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
@@ -45,7 +46,13 @@ MESH_TOOL_NAMES = (
 STATIC_TOOL_NAMES = frozenset(
     {
         spec.tool.name
-        for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS, *HISTORY_TOOLS, *SCHEMA_STATIC_TOOLS)
+        for spec in (
+            *MEMORY_TOOLS,
+            *MEMORY_EXTENSION_TOOLS,
+            *HISTORY_TOOLS,
+            *SCHEMA_STATIC_TOOLS,
+            *GRAPH_TOOLS,
+        )
     }
     | set(MESH_TOOL_NAMES)
 )
@@ -66,6 +73,8 @@ def static_tools(families: Iterable[str]) -> dict[str, ToolSpec]:
         specs.update((spec.tool.name, spec) for spec in MESH_TOOLS)
     if "schema" in chosen:
         specs.update((spec.tool.name, spec) for spec in SCHEMA_STATIC_TOOLS)
+    if "graph" in chosen:
+        specs.update((spec.tool.name, spec) for spec in GRAPH_TOOLS)
     return specs
 
 

@@ -119,13 +119,18 @@ class GraphReads:
         entity = self._alive_entity(name)
         if entity is None:
             return None
-        values: dict[str, Any] = {"last_seen": ms_of(entity.created.hlc)}
+        # Observations and metadata from any family touch the entity too (contract §4.4):
+        # the watermark is the newest stamp of its creation and its observation writes, so
+        # last_seen is derived from it rather than written by every add_observations.
+        touched = ms_of(entity.watermark.hlc)
+        values: dict[str, Any] = {"last_seen": touched}
         if entity.attrs:
             for field, (_, value) in entity.attrs.items():
                 if value is not None:
                     values[field] = list(value) if field == "aliases" else value
             if "properties" in values:
                 values["properties"] = dict(values["properties"])
+            values["last_seen"] = max(values["last_seen"], touched)
         return EntityAttributes(name, **values)
 
     def decay_runs(self) -> list[DecayApplied]:
