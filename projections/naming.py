@@ -5,7 +5,7 @@ entities); no state of their own except `NameIndex`, a plain in-memory lookup. T
 are the contract's (graph-memory §3.3-3.5), restated in docs/design-notes.md "Graph family":
 
 - `slug`: NFKC, casefold, every run of characters that are not letters or digits (Unicode
-  categories L and N) becomes one `-`, `-` stripped at both ends; an empty result becomes
+  categories L and N, with the combining marks that follow them) becomes one `-`, `-` stripped at both ends; an empty result becomes
   `e-` + 10 hex digits of the name's SHA-256. Letters of every script survive (`東京`, `zoë`),
   unlike upstream's `[a-z0-9]`, which gave every CJK name the same empty id.
 - `resolve`: exact name, then the folded name (NFKC + casefold + whitespace runs collapsed),
@@ -106,7 +106,9 @@ def slug(name: str) -> str:
     parts: list[str] = []
     run: list[str] = []
     for char in folded:
-        if _is_letter_or_digit(char):
+        # A combining mark belongs to the letter before it (the vowel signs of हिन्दी, the
+        # dot İ folds to): the contract's letters-and-digits rule alone cut such words apart.
+        if _is_letter_or_digit(char) or (run and unicodedata.category(char)[0] == "M"):
             run.append(char)
         elif run:
             parts.append("".join(run))

@@ -57,10 +57,12 @@ def test_a_name_without_letters_or_digits_gets_a_hash_slug() -> None:
     assert slug("???") == slug("???")
 
 
-def test_combining_marks_are_not_letters_so_they_split_a_slug_as_the_contract_says() -> None:
-    # Recorded on purpose (see docs/design-notes.md, Graph family): marks are category M.
-    assert slug("हिन्दी") == "ह-न-द"
-    assert slug("İstanbul") == "i-stanbul"
+def test_combining_marks_stay_with_the_letter_they_follow() -> None:
+    # The contract's rule alone (letters and digits) cut words of scripts written with
+    # combining vowel signs apart (हिन्दी became ह-न-द); a mark belongs to its letter.
+    assert slug("हिन्दी") == "हिन्दी"
+    assert slug("İstanbul") == "i\u0307stanbul"
+    assert slug("a \u0301b") == "a-b"  # a mark after a separator is no letter's: it separates
 
 
 @given(st.text())
