@@ -184,3 +184,19 @@ async def test_audit_refuses_unknown_events_and_oversized_data(tmp_path: Path, e
         )
         assert "65,536" in huge
         assert not (tmp_path / "graph-memory" / "logs" / "dream-audit.jsonl").exists()
+
+
+async def test_an_audit_line_that_cannot_be_written_is_an_error_and_records_nothing(
+    tmp_path: Path, era: str
+) -> None:
+    async with graph_client(era, tmp_path) as client:
+        await bob_works_on_x(client)
+        blocker = tmp_path / "graph-memory" / "logs"
+        blocker.parent.mkdir(parents=True, exist_ok=True)
+        blocker.write_text("a file where the logs folder should be")
+        before = await history(client, "Bob")
+        message = await tool_error(
+            client, "graph_audit", {"event": "error", "data": {"entity": "Bob"}}
+        )
+        assert "cannot append" in message and "dream-audit.jsonl" in message
+        assert await history(client, "Bob") == before
