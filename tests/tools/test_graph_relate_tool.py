@@ -12,6 +12,7 @@ from tests.tools.graph_write_support import (
     ERAS,
     GraphClient,
     graph_client,
+    history,
     latest_fields,
     tool_error,
     tool_value,
@@ -424,3 +425,37 @@ async def test_an_unusable_relation_name_is_refused(tmp_path: Path, era: str) ->
     async with graph_client(era, tmp_path) as client:
         message = await refused_without_writing(client, relate(relation="WORKS ON!"))
         assert "relation 'WORKS ON!' is not usable" in message
+
+
+async def test_a_batch_over_the_item_limit_is_refused(tmp_path: Path, era: str) -> None:
+    async with graph_client(era, tmp_path, GRAPHMEM_MAX_ITEMS="2") as client:
+        message = await refused_without_writing(
+            client,
+            {"batch": {"entities": [person("a", "A"), person("b", "B"), person("c", "C")]}},
+        )
+        assert "batch.entities has 3 items; the limit is 2" in message
+
+
+async def test_oversized_properties_are_refused(tmp_path: Path, era: str) -> None:
+    async with graph_client(era, tmp_path, GRAPHMEM_MAX_OBSERVATION_CHARS="100") as client:
+        message = await refused_without_writing(client, relate(properties={"note": "x" * 200}))
+        assert "properties is" in message and "the limit is 100" in message
+
+
+async def test_several_current_predecessors_all_close_and_other_types_stay_current(
+    tmp_path: Path, era: str
+) -> None:
+    async with graph_client(era, tmp_path) as client:
+        await tool_value(client, "graph_relate", relate(to_name="A", valid_at="2024-01-01"))
+        await tool_value(client, "graph_relate", relate(to_name="B"))
+        await tool_value(client, "graph_relate", relate(to_name="C", relation="LIKES"))
+        answer = await tool_value(
+            client, "graph_relate", relate(to_name="D", valid_at="2025-01-01")
+        )
+        assert sorted(s["to"] for s in answer["superseded"]) == ["a", "b"]
+        likes = await latest_fields(client, "C", "RelationCreated")
+        assert "invalidAt" not in likes
+        assert [e["event"] for e in await history(client, "C")] == [
+            "EntityCreated",
+            "RelationCreated",
+        ]
