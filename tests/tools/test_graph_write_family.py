@@ -60,6 +60,8 @@ async def test_the_writing_tools_are_listed_with_truthful_annotations_and_descri
             assert hints == (read_only, destructive, idempotent), name
             assert tool.annotations.open_world_hint is False
             described(tool.input_schema, name)
+            assert tool.output_schema is not None
+            assert tool.output_schema["additionalProperties"] is False
 
 
 async def test_the_memory_profile_does_not_list_them(tmp_path: Path) -> None:
