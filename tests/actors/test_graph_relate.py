@@ -429,3 +429,56 @@ def test_batch_relations_resolve_a_local_id_before_a_name() -> None:
     )
     assert graph.has_relation("Nia", "Mo", "KNOWS")
     assert result.edge_details[0].edge.from_id == "nia"
+
+
+def test_an_alias_naming_another_entity_is_refused_with_a_warning() -> None:
+    graph = graph_with(entity("Bob"))
+    result = batch(
+        graph,
+        entities=[
+            BatchEntity(
+                local_id="a",
+                name="Alice",
+                entity_type="Person",
+                properties={"aliases": ["bob", "Ali", "ali", "Alice"]},
+            )
+        ],
+    )
+    alice = graph.entity_attributes("Alice")
+    assert alice is not None and alice.aliases == ["Ali"]
+    assert result.warnings == ["alias 'bob' of 'Alice' is the name of another entity; dropped"]
+
+
+def test_entity_properties_set_attributes_and_prose_confidence_becomes_a_note() -> None:
+    graph = GraphProjection()
+    result = batch(
+        graph,
+        entities=[
+            BatchEntity(
+                local_id="p",
+                name="Tea",
+                entity_type="preference",
+                properties={
+                    "subtype": "rule",
+                    "source_file": "prefs.md",
+                    "confidence": "pretty sure",
+                    "id": "forged",
+                },
+            )
+        ],
+    )
+    tea = graph.entity_attributes("Tea")
+    assert tea is not None
+    assert (tea.subtype, tea.source_file, tea.confidence) == ("rule", "prefs.md", 0.5)
+    assert tea.properties == {"confidence_note": "pretty sure"}
+    assert len(result.warnings) == 2
+    batch(
+        graph,
+        entities=[
+            BatchEntity(
+                local_id="p", name="Tea", entity_type="Preference", properties={"subtype": None}
+            )
+        ],
+    )
+    cleared = graph.entity_attributes("Tea")
+    assert cleared is not None and cleared.subtype is None and cleared.source_file == "prefs.md"

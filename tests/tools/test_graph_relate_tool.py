@@ -459,3 +459,9 @@ async def test_several_current_predecessors_all_close_and_other_types_stay_curre
             "EntityCreated",
             "RelationCreated",
         ]
+
+
+async def test_a_name_over_the_name_limit_is_refused(tmp_path: Path, era: str) -> None:
+    async with graph_client(era, tmp_path, GRAPHMEM_MAX_NAME_CHARS="20") as client:
+        message = await refused_without_writing(client, relate(to_name="P" * 21))
+        assert "to_name is 21 characters long; the limit is 20" in message
