@@ -381,6 +381,10 @@ async def test_a_misspelt_argument_is_refused_listing_the_accepted_ones(
         message = await refused_without_writing(client, relate(weigth=0.7))
         assert "unknown argument `weigth`" in message
         assert "weight" in message and "from_name" in message and "batch" in message
+        nested = await refused_without_writing(
+            client, {"batch": {"entities": [{"locaId": "a", "name": "A", "type": "Person"}]}}
+        )
+        assert "unknown field `locaId` in `batch.entities[0]`" in nested
 
 
 async def test_missing_single_mode_fields_are_named(tmp_path: Path, era: str) -> None:
