@@ -482,3 +482,24 @@ def test_entity_properties_set_attributes_and_prose_confidence_becomes_a_note() 
     )
     cleared = graph.entity_attributes("Tea")
     assert cleared is not None and cleared.subtype is None and cleared.source_file == "prefs.md"
+
+
+def test_properties_that_would_grow_past_the_limit_when_merged_are_refused() -> None:
+    graph = GraphProjection()
+    relate(graph, properties={"a": "x" * 30}, max_properties_chars=60)
+    with pytest.raises(GraphWriteRefusedError) as refused:
+        relate(graph, properties={"b": "y" * 30}, max_properties_chars=60)
+    assert "edge Alice -[WORKS_ON]-> Project X" in refused.value.message
+    view = graph.relation("Alice", "Project X", "WORKS_ON")
+    assert view is not None and view.properties == {"a": "x" * 30}
+    relate(graph, properties={"a": None, "b": "y" * 30}, max_properties_chars=60)
+    with pytest.raises(GraphWriteRefusedError, match="entity 'Ann'"):
+        batch(
+            graph,
+            entities=[
+                BatchEntity(
+                    local_id="a", name="Ann", entity_type="Person", properties={"n": "z" * 99}
+                )
+            ],
+            max_properties_chars=60,
+        )
