@@ -272,7 +272,7 @@ def write_edge(
         "source_transcript": write.source_transcript,
         "source_type": write.source_type,
     }
-    evidence = write.evidence if write.evidence else None
+    evidence = write.evidence if write.evidence and write.evidence.strip() else None
     existing = work.relation(*key)
     if existing is None:
         work.record(

@@ -173,6 +173,7 @@ def test_provenance_and_evidence_are_kept_and_the_latest_given_wins() -> None:
     graph = GraphProjection()
     relate(graph, evidence="said so", provenance=Provenance(source_session="s1"))
     relate(graph, evidence="", provenance=Provenance(source_type="manual"))
+    relate(graph, evidence="  ")
     view = graph.relation("Alice", "Project X", "WORKS_ON")
     details = graph.relation_details("Alice", "Project X", "WORKS_ON")
     assert view is not None and details is not None
