@@ -34,6 +34,7 @@ from eventstore.events import (
     RelationCreated,
     RelationDeleted,
     RelationUpdated,
+    Stamp,
 )
 from projections.graph import GraphProjection
 from projections.graph_decay import newest_run
@@ -77,6 +78,7 @@ class EntityEntry:
     last_seen: int
     rule: bool
     directory: str | None  # a Project's `directory` property
+    created: Stamp  # its latest creation: a newer one hides the relations made before it
 
     def decayed_by(self, run: DecayApplied | None) -> EntityEntry:
         return replace(
@@ -200,7 +202,8 @@ class FamilyIndex:
         keys, self._dirty_relations = self._dirty_relations, set()
         for name in names:
             if self._set_entity(reading, name) and self._relations is not None:
-                # Alive or rule-ness changed: its relations' visibility or decay did too.
+                # Alive, created anew or rule-ness changed: its relations' visibility or
+                # decay did too.
                 keys.update(self._graph.incident_keys(name, hidden=True))
         if self._relations is not None:
             rules = {name for name in _ends(keys) if (e := self._entities.get(name)) and e.rule}
@@ -230,7 +233,7 @@ class FamilyIndex:
             self._remember_entity(new)
         if old is None or new is None:
             return old is not new
-        return old.rule is not new.rule
+        return old.rule is not new.rule or old.created != new.created
 
     def _remember_entity(self, entry: EntityEntry) -> None:
         self._count_entity(entry, 1)
@@ -418,6 +421,7 @@ def _entity_entry(reading: Reading, name: str) -> EntityEntry:
         attrs.last_seen,
         reading.is_rule(name),
         directory if isinstance(directory, str) and directory else None,
+        reading.graph.creation_key(name) or (0, "", 0),
     )
 
 
