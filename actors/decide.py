@@ -101,13 +101,13 @@ def decide(
         case DeleteRelations():
             return _delete_relations(graph, command)
         case UpdateEntities():
-            return Decision(*update_entities(graph, command))
+            return Decision(*update_entities(graph, command, now_ms or 0))
         case UpdateObservations():
             return Decision(*update_observations(graph, command))
         case UpdateRelations():
-            return Decision(*update_relations(graph, command))
+            return Decision(*update_relations(graph, command, now_ms or 0))
         case MergeEntities():
-            return Decision(*merge_entities(graph, command))
+            return Decision(*merge_entities(graph, command, now_ms or 0))
         case AddNodes():
             return Decision(*mesh.add_nodes(graph, command))
         case UpdateNodes():

@@ -213,6 +213,16 @@ class WorkingGraph:
     def decay_runs(self) -> list[DecayApplied]:
         return self._graph.decay_runs()
 
+    def details_of(self, relations: Iterable[RelationView]) -> dict[RelationKey, RelationDetails]:
+        """The details of visible `relations`, by key (read them before a move deletes them)."""
+        found: dict[RelationKey, RelationDetails] = {}
+        for relation in relations:
+            key = relation_key(relation)
+            details = self.relation_details(*key)
+            if details is not None:
+                found[key] = details
+        return found
+
     def touched_names(self) -> list[str]:
         """Entity names the overlay answers for itself (created, deleted or changed here)."""
         return list(dict.fromkeys((*self._entities, *self._attrs)))
@@ -346,23 +356,21 @@ class WorkingGraph:
     def create_entity(
         self, name: str, entity_type: str, like: EntityAttributes | None = None
     ) -> None:
-        """Create an entity; with `like`, carrying its graph attributes (a move keeps them)."""
-        if like is None:
-            self.record(EntityCreated(name=name, entity_type=entity_type))
-            return
-        self.record(
-            EntityCreated(
-                name=name,
-                entity_type=entity_type,
-                confidence=like.confidence,
-                times_mentioned=like.times_mentioned,
-                last_seen=like.last_seen,
-                subtype=like.subtype,
-                source_file=like.source_file,
-                aliases=list(like.aliases),
-                properties=dict(like.properties),
-            )
-        )
+        """Create an entity; with `like`, carrying the graph attributes it has (a move keeps
+        them). An entity with every attribute at its default (one the memory family made)
+        is created plain: its last_seen is then the move's time, as for any other write that
+        touches it; one with attributes keeps its last_seen too, the reference its decay
+        counts from."""
+        carried: dict[str, Any] = {}
+        if like is not None:
+            carried = {
+                field: getattr(like, field)
+                for field in _ENTITY_ATTRIBUTES
+                if field != "last_seen" and getattr(like, field) != getattr(_ENTITY_DEFAULTS, field)
+            }
+            if carried:
+                carried["last_seen"] = like.last_seen
+        self.record(EntityCreated(name=name, entity_type=entity_type, **carried))
 
     def retype_entity(self, view: EntityView, entity_type: str) -> None:
         self.record(EntityUpdated(name=view.name, entity_type=entity_type))
