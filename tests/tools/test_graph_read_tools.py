@@ -256,6 +256,12 @@ async def test_entities_search_type_and_total(tmp_path: Path, era: str) -> None:
         assert everything["total"] == 4
         assert len(everything["entities"]) == 1
         assert confident["total"] == 2
+        blank = await tool_value(client, "graph_entities", {"search": "  "})
+        assert blank["total"] == 4
+        unfiltered = await tool_value(
+            client, "graph_query", {"entities": ["Bob"], "entity_types": []}
+        )
+        assert names(unfiltered) == ["Bob", "Bobby Tables"]
 
 
 @pytest.mark.parametrize("era", ERAS)
