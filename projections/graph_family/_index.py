@@ -1,0 +1,498 @@
+"""FamilyIndex: the graph family's derived index over one GraphProjection, kept by the fold.
+
+Scanning 100,000 entities and 300,000 edges per call costs far more than the family's latency
+targets, so what the reads need is kept here instead: per alive entity its type, tokens,
+decayed confidence and last_seen (for keyword search, listings and staleness), per visible
+relation its type and decayed weight, and the tallies graph_stats reports (entities and edges
+by type, the weight sum, degrees for orphans, CONTRADICTS edges).
+
+It is built on the first read that needs it (`family_index(graph)`), like the projection's name
+indexes, and never in snapshots. From then on the fold tells it which names and relation keys
+each event touches (one set insertion), and the next read re-derives just those entries. A
+decay run changes every decayed value, so a new newest run recomputes those (once per
+run, never per read): entries keep the values as written, so a new run re-derives only the
+decayed figures. Reads go through `refresh()` first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sortedcontainers import SortedList
+
+from eventstore.events import (
+    DecayApplied,
+    EntityCreated,
+    EntityDeleted,
+    EntityUpdated,
+    ObservationAdded,
+    ObservationDeleted,
+    RelationCreated,
+    RelationDeleted,
+    RelationUpdated,
+    Stamp,
+)
+from projections.graph import GraphProjection
+from projections.graph_decay import EXEMPT_SUBTYPE, newest_run
+from projections.graph_family._directories import DirectoryIndex
+from projections.graph_family._tokens import TokenIndex, entity_tokens
+from projections.graph_family._values import Reading, decayed_confidence, decayed_weight
+from projections.naming import fold_name, slug
+
+__all__ = ["CONTRADICTS", "EntityEntry", "FamilyIndex", "family_index", "is_contradiction"]
+
+RelationKey = tuple[str, str, str]
+CONTRADICTS = "CONTRADICTS"
+# What re-deriving an entity found changed (see FamilyIndex._set_entity).
+_LIFE = 2
+_RULE = 1
+PROJECT_TYPE = "project"
+_MICRO = 1_000_000
+_ENTITY_EVENTS = (EntityCreated, EntityUpdated, EntityDeleted)
+_OBSERVATION_EVENTS = (ObservationAdded, ObservationDeleted)
+_RELATION_EVENTS = (RelationCreated, RelationUpdated, RelationDeleted)
+
+
+def is_contradiction(relation_type: str) -> bool:
+    """CONTRADICTS as graph_relate writes it, or as another family spelt it."""
+    return relation_type.upper() == CONTRADICTS
+
+
+def family_index(graph: GraphProjection) -> FamilyIndex:
+    """The graph's FamilyIndex, built on first use and brought up to date."""
+    index = graph.follower(FamilyIndex, lambda _: FamilyIndex(graph))
+    index.refresh()
+    return index
+
+
+@dataclass(frozen=True, slots=True)
+class EntityEntry:
+    """What the index keeps of an alive entity."""
+
+    name: str
+    entity_type: str
+    tokens: frozenset[str]
+    folded: frozenset[str]  # its name and aliases, folded (the "equals the query" rank)
+    base_confidence: float  # as written
+    confidence: float  # as shown: decayed by the index's run
+    last_seen: int
+    rule: bool
+    directory: str | None  # a Project's `directory` property
+    created: Stamp  # its latest creation: a newer one hides the relations made before it
+
+    def decayed_by(self, run: DecayApplied | None) -> EntityEntry:
+        return replace(
+            self,
+            confidence=decayed_confidence(
+                self.base_confidence, self.last_seen, self.entity_type, run, rule=self.rule
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RelationEntry:
+    """What the index keeps of a visible relation."""
+
+    key: RelationKey
+    weight: float  # as written
+    last_confirmed: int
+    exempt: bool  # touches a rule entity
+    shown: float  # as shown: decayed by the index's run
+    weight_micro: int  # `shown` in millionths: sums stay exact
+    current: bool  # not superseded (invalid_at unset)
+    unresolved: bool | None  # a CONTRADICTS edge: whether it is unresolved; else None
+
+    def decayed_by(self, run: DecayApplied | None) -> RelationEntry:
+        weight = decayed_weight(self.weight, self.last_confirmed, run, exempt=self.exempt)
+        return replace(self, shown=weight, weight_micro=round(weight * _MICRO))
+
+
+class FamilyIndex:
+    """Derived entries and tallies over one projection (see the module docstring).
+
+    Two halves: the entities' (built with the index) and the relations' (built by the first
+    read that needs a relation tally, so search and listings never pay for 300,000 edges).
+    """
+
+    def __init__(self, graph: GraphProjection) -> None:
+        self._graph = graph
+        self._dirty_entities: set[str] = set()
+        self._dirty_relations: set[RelationKey] = set()
+        self._decay_dirty = False
+        self._relations: dict[RelationKey, RelationEntry] | None = None
+        self._build_entities()
+
+    # --- told by the fold ---------------------------------------------------------------
+
+    def folded(self, event: Any) -> None:
+        kind = type(event)
+        if kind is ObservationAdded or kind is ObservationDeleted:
+            self._dirty_entities.add(event.entity)
+        elif kind in _ENTITY_EVENTS:
+            self._dirty_entities.add(event.name)
+        elif kind in _RELATION_EVENTS:
+            if self._relations is not None:
+                key = (event.from_entity, event.to_entity, event.relation_type)
+                self._dirty_relations.add(key)
+        elif kind is DecayApplied:
+            self._decay_dirty = True
+
+    # --- building and catching up -------------------------------------------------------
+
+    def _build_entities(self) -> None:
+        graph = self._graph
+        reading = Reading(graph)
+        self.run = reading.run
+        self._entities: dict[str, EntityEntry] = {}
+        self.entities_by_type: Counter[str] = Counter()
+        self._names_by_type: dict[str, set[str]] = {}
+        self._projects: dict[str, str] = {}
+        self._directories: DirectoryIndex | None = None
+        self.forget_contradictions()
+        self._stale_threshold: float | None = None
+        self._stale: SortedList[tuple[int, str]] = SortedList()
+        entries = [_entity_entry(reading, name) for name in graph.entity_names()]
+        for entry in entries:
+            self._entities[entry.name] = entry
+            self._count_entity(entry, 1)
+        self._tokens = TokenIndex.of((e.name, e.tokens) for e in entries)
+        self._order_by_confidence(entries)
+        self._by_last_seen: SortedList[tuple[int, str]] = SortedList(
+            (-e.last_seen, e.name) for e in entries
+        )
+        self._by_name: SortedList[str] = SortedList(e.name for e in entries)
+
+    def _order_by_confidence(self, entries: list[EntityEntry]) -> None:
+        self._by_confidence: SortedList[tuple[float, str]] = SortedList(
+            (-e.confidence, e.name) for e in entries
+        )
+        by_type: dict[str, list[float]] = {}
+        for entry in entries:
+            by_type.setdefault(entry.entity_type, []).append(-entry.confidence)
+        self._type_confidences: dict[str, SortedList[float]] = {
+            t: SortedList(values) for t, values in by_type.items()
+        }
+
+    def _relation_half(self) -> dict[RelationKey, RelationEntry]:
+        if self._relations is not None:
+            return self._relations
+        self._relations = {}
+        self.edges_by_type: Counter[str] = Counter()
+        self._weight_micro = 0
+        self._degree: Counter[str] = Counter()
+        self._contradictions: dict[RelationKey, bool] = {}
+        self._unresolved = 0
+        graph = self._graph
+        rules = {name for name, entry in self._entities.items() if entry.rule}
+        run = self.run
+        for key in graph.relation_keys():
+            relation = _relation_entry(graph, key, run, rules)
+            if relation is not None:
+                self._relations[key] = relation
+                self._count_relation(relation, 1)
+        return self._relations
+
+    def refresh(self) -> None:
+        """Re-derive what the events folded since the last read touched."""
+        if self._decay_dirty:
+            self._decay_dirty = False
+            run = newest_run(self._graph.decay_runs())
+            if run is not self.run:
+                self._decay(run)
+        if not self._dirty_entities and not self._dirty_relations:
+            return
+        reading = Reading(self._graph)
+        names, self._dirty_entities = self._dirty_entities, set()
+        keys, self._dirty_relations = self._dirty_relations, set()
+        for name in names:
+            change = self._set_entity(reading, name)
+            if change and self._relations is not None:
+                # Alive, created anew or rule-ness changed: its relations' visibility or
+                # decay did too.
+                keys.update(self._graph.incident_keys(name, hidden=True))
+            if self.contradiction_answers and (
+                name in self._contradiction_ends
+                # A name coming or going can change the id of one sharing its slug.
+                or (change is _LIFE and slug(name) in self._contradiction_slugs)
+            ):
+                self.forget_contradictions()
+        if self._relations is not None:
+            rules = {name for name in _ends(keys) if (e := self._entities.get(name)) and e.rule}
+            for key in keys:
+                self._set_relation(key, rules)
+            if self.contradiction_answers and any(is_contradiction(k[2]) for k in keys):
+                self.forget_contradictions()
+
+    def _decay(self, run: DecayApplied | None) -> None:
+        """Every decayed figure again, for a new newest run (what else is kept, stays)."""
+        self.run = run
+        entries = [entry.decayed_by(run) for entry in self._entities.values()]
+        self._entities = {entry.name: entry for entry in entries}
+        self._order_by_confidence(entries)
+        self._stale_threshold = None  # rebuilt by the next stale() for its threshold
+        self._stale = SortedList()
+        if self._relations is not None:
+            relations = [entry.decayed_by(run) for entry in self._relations.values()]
+            self._relations = {entry.key: entry for entry in relations}
+            self._weight_micro = sum(entry.weight_micro for entry in relations)
+
+    def _set_entity(self, reading: Reading, name: str) -> int:
+        """Re-derive an entity's entry: _LIFE if it came, went or was created anew, _RULE if
+        only its rule-ness changed, else 0."""
+        old = self._entities.pop(name, None)
+        if old is not None:
+            self._forget_entity(old)
+        new = _entity_entry(reading, name) if self._graph.has_entity(name) else None
+        if new is not None:
+            self._entities[name] = new
+            self._remember_entity(new)
+        if old is None or new is None:
+            return 0 if old is new else _LIFE
+        if old.created != new.created:
+            return _LIFE
+        return _RULE if old.rule is not new.rule else 0
+
+    def _remember_entity(self, entry: EntityEntry) -> None:
+        self._count_entity(entry, 1)
+        self._tokens.add(entry.name, entry.tokens)
+        self._by_confidence.add((-entry.confidence, entry.name))
+        self._type_confidences.setdefault(entry.entity_type, SortedList()).add(-entry.confidence)
+        self._by_last_seen.add((-entry.last_seen, entry.name))
+        self._by_name.add(entry.name)
+
+    def _forget_entity(self, entry: EntityEntry) -> None:
+        self._count_entity(entry, -1)
+        self._tokens.remove(entry.name, entry.tokens)
+        self._by_confidence.remove((-entry.confidence, entry.name))
+        confidences = self._type_confidences[entry.entity_type]
+        confidences.remove(-entry.confidence)
+        if not confidences:
+            del self._type_confidences[entry.entity_type]
+        self._by_last_seen.remove((-entry.last_seen, entry.name))
+        self._by_name.remove(entry.name)
+
+    def _count_entity(self, entry: EntityEntry, sign: int) -> None:
+        self.entities_by_type[entry.entity_type] += sign
+        names = self._names_by_type.setdefault(entry.entity_type, set())
+        if sign > 0:
+            names.add(entry.name)
+        else:
+            names.discard(entry.name)
+            if not names:
+                del self._names_by_type[entry.entity_type]
+                del self.entities_by_type[entry.entity_type]
+        if entry.directory is not None:
+            if sign > 0:
+                self._projects[entry.name] = entry.directory
+            else:
+                self._projects.pop(entry.name, None)
+            self._directories = None
+        threshold = self._stale_threshold
+        if threshold is not None and entry.confidence < threshold:
+            if sign > 0:
+                self._stale.add((entry.last_seen, entry.name))
+            else:
+                self._stale.discard((entry.last_seen, entry.name))
+
+    def _set_relation(self, key: RelationKey, rules: set[str]) -> None:
+        relations = self._relation_half()
+        old = relations.pop(key, None)
+        if old is not None:
+            self._count_relation(old, -1)
+        new = _relation_entry(self._graph, key, self.run, rules)
+        if new is not None:
+            relations[key] = new
+            self._count_relation(new, 1)
+
+    def _count_relation(self, entry: RelationEntry, sign: int) -> None:
+        from_entity, to_entity, relation_type = entry.key
+        self.edges_by_type[relation_type] += sign
+        if not self.edges_by_type[relation_type]:
+            del self.edges_by_type[relation_type]
+        self._weight_micro += sign * entry.weight_micro
+        degree = self._degree
+        degree[from_entity] += sign
+        if not degree[from_entity]:
+            del degree[from_entity]
+        if to_entity != from_entity:
+            degree[to_entity] += sign
+            if not degree[to_entity]:
+                del degree[to_entity]
+        if entry.unresolved is not None:
+            if sign > 0:
+                self._contradictions[entry.key] = entry.unresolved
+            else:
+                self._contradictions.pop(entry.key, None)
+            if entry.unresolved:
+                self._unresolved += sign
+
+    # --- reads: entities ----------------------------------------------------------------
+
+    @property
+    def entity_count(self) -> int:
+        return len(self._entities)
+
+    def entry(self, name: str) -> EntityEntry | None:
+        return self._entities.get(name)
+
+    def stale(self, threshold: float, seen_before: int) -> int:
+        """Entities whose confidence is below `threshold` and last_seen before `seen_before`."""
+        if self._stale_threshold != threshold:
+            self._stale_threshold = threshold
+            self._stale = SortedList(
+                (e.last_seen, e.name) for e in self._entities.values() if e.confidence < threshold
+            )
+        return self._stale.bisect_left((seen_before, ""))
+
+    def project_in(self, context: str) -> str | None:
+        """The Project whose `directory` equals or contains `context`, else is the nearest
+        parent folder of it (see DirectoryIndex)."""
+        if self._directories is None:
+            self._directories = DirectoryIndex(self._projects)
+        return self._directories.find(context)
+
+    def names_of_types(self, types: set[str]) -> set[str]:
+        found: set[str] = set()
+        for entity_type in types:
+            found.update(self._names_by_type.get(entity_type, ()))
+        return found
+
+    def types_matching(self, matches: Any) -> set[str]:
+        """The entity types present for which `matches(type)` holds."""
+        return {t for t in self._names_by_type if matches(t)}
+
+    def ordered(self, sort_by: str) -> Iterator[str]:
+        """Alive names by confidence or last_seen (descending) or name; ties by name."""
+        if sort_by == "confidence":
+            return (name for _, name in self._by_confidence)
+        if sort_by == "last_seen":
+            return (name for _, name in self._by_last_seen)
+        return iter(self._by_name)
+
+    def count_confident(self, min_confidence: float, types: set[str] | None = None) -> int:
+        """How many alive entities (of `types`, if given) have a confidence of at least
+        `min_confidence`."""
+        bound = math.nextafter(-min_confidence, math.inf)
+        if types is None:
+            return self._by_confidence.bisect_left((bound, ""))
+        return sum(
+            self._type_confidences[t].bisect_left(bound)
+            for t in types
+            if t in self._type_confidences
+        )
+
+    def confident(self, min_confidence: float) -> Iterator[str]:
+        """Names with a confidence of at least `min_confidence`, most confident first."""
+        bound = math.nextafter(-min_confidence, math.inf)
+        for negated, name in self._by_confidence:
+            if negated >= bound:
+                return
+            yield name
+
+    def names_with_prefix(self, prefix: str) -> set[str]:
+        return self._tokens.names_with_prefix(prefix)
+
+    def names_with_token(self, token: str) -> frozenset[str] | set[str]:
+        return self._tokens.names_with_token(token)
+
+    def prefix_size(self, prefix: str, most_tokens: int) -> int | None:
+        return self._tokens.prefix_size(prefix, most_tokens)
+
+    # --- reads: relations ---------------------------------------------------------------
+
+    def relation_entries(self) -> dict[RelationKey, RelationEntry]:
+        """Every visible relation's entry, by key (read only)."""
+        return self._relation_half()
+
+    def forget_contradictions(self) -> None:
+        self.contradiction_answers: dict[bool, dict[str, Any]] = {}
+        self._contradiction_ends: set[str] = set()
+        self._contradiction_slugs: set[str] = set()
+
+    def remember_contradictions(
+        self, include_resolved: bool, answer: dict[str, Any], ends: set[str]
+    ) -> None:
+        """Keep graph_contradictions' answer until a contradiction, one of its ends, or an
+        entity sharing an end's slug (whose coming or going changes ids) changes."""
+        self.contradiction_answers[include_resolved] = answer
+        self._contradiction_ends |= ends
+        self._contradiction_slugs |= {slug(name) for name in ends}
+
+    @property
+    def relation_count(self) -> int:
+        return len(self._relation_half())
+
+    def average_weight(self) -> float:
+        relations = self._relation_half()
+        if not relations:
+            return 0.0
+        return self._weight_micro / _MICRO / len(relations)
+
+    def orphans(self) -> int:
+        """Alive entities without a visible relation (a visible one has both ends alive)."""
+        self._relation_half()
+        return len(self._entities) - len(self._degree)
+
+    def edge_types(self) -> dict[str, int]:
+        self._relation_half()
+        return dict(self.edges_by_type)
+
+    def unresolved_contradictions(self) -> int:
+        self._relation_half()
+        return self._unresolved
+
+    def contradiction_keys(self) -> list[RelationKey]:
+        self._relation_half()
+        return list(self._contradictions)
+
+
+def _ends(keys: set[RelationKey]) -> set[str]:
+    return {name for key in keys for name in key[:2]}
+
+
+def _entity_entry(reading: Reading, name: str) -> EntityEntry:
+    attrs = reading.attrs(name)
+    entity_type = reading.entity_type(name)
+    rule = attrs.subtype == EXEMPT_SUBTYPE
+    is_project = entity_type.casefold() == PROJECT_TYPE  # another family may write `project`
+    directory = attrs.properties.get("directory") if is_project else None
+    return EntityEntry(
+        name,
+        entity_type,
+        entity_tokens(name, attrs.aliases),
+        frozenset([fold_name(name), *(fold_name(a) for a in attrs.aliases)]),
+        attrs.confidence,
+        decayed_confidence(attrs.confidence, attrs.last_seen, entity_type, reading.run, rule=rule),
+        attrs.last_seen,
+        rule,
+        directory if isinstance(directory, str) and directory else None,
+        reading.graph.creation_key(name) or (0, "", 0),
+    )
+
+
+def _relation_entry(
+    graph: GraphProjection, key: RelationKey, run: DecayApplied | None, rules: set[str]
+) -> RelationEntry | None:
+    view = graph.relation(*key)
+    details = graph.relation_details(*key)
+    if view is None or details is None:
+        return None
+    exempt = key[0] in rules or key[1] in rules
+    weight = decayed_weight(view.weight, details.last_confirmed, run, exempt=exempt)
+    unresolved = None
+    if is_contradiction(key[2]):
+        unresolved = view.properties.get("resolved") is not True
+    return RelationEntry(
+        key,
+        view.weight,
+        details.last_confirmed,
+        exempt,
+        weight,
+        round(weight * _MICRO),
+        view.invalid_at is None,
+        unresolved,
+    )
