@@ -5,9 +5,10 @@ entities); no state of their own except `NameIndex`, a plain in-memory lookup. T
 are the contract's (graph-memory §3.3-3.5), restated in docs/design-notes.md "Graph family":
 
 - `slug`: NFKC, casefold, every run of characters that are not letters or digits (Unicode
-  categories L and N, with the combining marks that follow them) becomes one `-`, `-` stripped at both ends; an empty result becomes
-  `e-` + 10 hex digits of the name's SHA-256. Letters of every script survive (`東京`, `zoë`),
-  unlike upstream's `[a-z0-9]`, which gave every CJK name the same empty id.
+  categories L and N, with the combining marks that follow them) becomes one `-`, `-`
+  stripped at both ends; an empty result becomes `e-` + 10 hex digits of the name's SHA-256.
+  Letters of every script survive (`東京`, `zoë`), unlike upstream's `[a-z0-9]`, which gave
+  every CJK name the same empty id.
 - `resolve`: exact name, then the folded name (NFKC + casefold + whitespace runs collapsed),
   then an alias, then the slug; the first step that matches anything wins, and more than one
   match there is an ambiguity the caller handles (writes refuse, reads use all).
