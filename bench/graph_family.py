@@ -21,6 +21,7 @@ import argparse
 import json
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import Any
 from bench.graph_calls import GRAPH_TOOLS, OPERATIONS, CallArgs, Operation
 from bench.graph_data import CACHE, GraphSpec, cached, fresh_copy
 from bench.machine import load_average, machine_facts
-from bench.rpc import Reply, RpcClient
+from bench.rpc import Reply, RpcClient, ServerGoneError
 from bench.servers import Store, sample, start
 from bench.workload import percentile
 
@@ -53,6 +54,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--warmups", type=int, default=10, help="unmeasured calls first")
     parser.add_argument("--budget", type=float, default=60.0, help="seconds per operation, at most")
+    parser.add_argument(
+        "--stuck", type=float, default=300.0, help="kill the server after this long on one call"
+    )
     parser.add_argument("--only", default=None, help="comma-separated labels or tools to run")
     parser.add_argument("--out-dir", type=Path, default=None, help="where the results go")
     parser.add_argument("--cache-dir", type=Path, default=CACHE, help="where built graphs are kept")
@@ -86,6 +90,33 @@ def _summary(reply: Reply) -> dict[str, Any]:
     return facts
 
 
+class Watchdog:
+    """Kills the server when no call has finished for `seconds`: the client's blocking read
+    then ends (ServerGoneError) instead of waiting forever on a stuck server."""
+
+    def __init__(self, client: RpcClient, seconds: float) -> None:
+        self.client, self.seconds = client, seconds
+        self.last = time.monotonic()
+        self.fired = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def pet(self) -> None:
+        self.last = time.monotonic()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(1.0):
+            if time.monotonic() - self.last > self.seconds:
+                self.fired = True
+                self.client.proc.kill()
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
 def _wanted(operation: Operation, calls: int) -> int:
     return max(1, operation.calls * calls // 200)
 
@@ -98,6 +129,7 @@ def measure(
     calls: int,
     warmups: int,
     budget_s: float,
+    watchdog: Watchdog | None = None,
 ) -> dict[str, Any]:
     """One operation: warm-ups (the first timed on its own: lazy indexes), then measured calls."""
     row: dict[str, Any] = {
@@ -112,6 +144,8 @@ def measure(
     def run() -> Reply:
         nonlocal failures
         reply = client.call(operation.tool, operation.arguments(args))
+        if watchdog is not None:
+            watchdog.pet()
         if reply.failed:
             failures += 1
             if len(errors) < 3:
@@ -130,6 +164,8 @@ def measure(
     while len(seconds) < wanted:
         if operation.after_write:
             write_failures += client.call("graph_relate", args.relate_new()).failed
+            if watchdog is not None:
+                watchdog.pet()
         last = run()
         seconds.append(last.seconds)
         if time.perf_counter() - started > budget_s and len(seconds) >= 3:
@@ -207,6 +243,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = say) -> dict
         cold = sample(client.pid)
         client.close(timeout=300)
         client, warm_ms = _start(store, logs)
+        watchdog = Watchdog(client, args.stuck)
         try:
             listed = client.list_tools()
             loaded = sample(client.pid)
@@ -248,6 +285,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = say) -> dict
                         calls=args.calls,
                         warmups=args.warmups,
                         budget_s=args.budget,
+                        watchdog=watchdog,
                     )
                 rows.append(row)
                 progress(_line(row))
@@ -255,7 +293,12 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = say) -> dict
             results["server"].update(
                 rss_after_bytes=after.rss_bytes, peak_rss_bytes=after.peak_rss_bytes
             )
+        except ServerGoneError:
+            if watchdog.fired:
+                raise SystemExit(f"a call took over {args.stuck:g} s: server killed") from None
+            raise
         finally:
+            watchdog.stop()
             client.close(timeout=300)
     results["operations"] = rows
     results["load_after"] = load_average()
