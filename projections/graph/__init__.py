@@ -14,6 +14,7 @@ Nothing outside the package imports a private module.
 
 from projections.graph._codec import SnapshotError, decode_snapshot, encode_snapshot
 from projections.graph._projection import GraphProjection
+from projections.graph._reads import FoldFollower
 from projections.graph._records import GraphState, RelationKey
 from projections.views import (
     EntityAttributes,
@@ -26,6 +27,7 @@ from projections.views import (
 __all__ = [
     "EntityAttributes",
     "EntityView",
+    "FoldFollower",
     "GraphProjection",
     "GraphSnapshot",
     "GraphState",

@@ -45,7 +45,7 @@ from eventstore.events import (
     RelationUpdated,
 )
 from projections.graph._codec import decode_snapshot, encode_snapshot
-from projections.graph._reads import GraphReads
+from projections.graph._reads import FoldFollower, GraphReads
 from projections.graph._records import (
     ENTITY_ATTRIBUTES,
     ZERO,
@@ -103,6 +103,10 @@ class GraphProjection(GraphReads):
         # built on the first lookup, then kept by every alive transition and alias write.
         # Not in snapshots.
         self._names: NameIndex | None = None
+        # A derived index of the read side (see GraphReads.follower): told of every event
+        # folded once it exists, so it can bring itself up to date at its next read. Not in
+        # snapshots.
+        self._follower: FoldFollower | None = None
 
     @property
     def position(self) -> int:
@@ -159,6 +163,7 @@ class GraphProjection(GraphReads):
         # keeps a fold's memory (and cache misses) down and makes equal origins identical.
         same_origin = state.origins.setdefault
         position = state.position
+        follower = self._follower
         # Observations mostly follow their entity's creation or each other: remember the last
         # record looked up (a name's record never changes once made).
         last_name = ""
@@ -167,6 +172,8 @@ class GraphProjection(GraphReads):
         try:
             for envelope in envelopes:
                 event: Any = envelope.event
+                if follower is not None:
+                    follower.folded(event)
                 kind = type(event)
                 origin = envelope.origin
                 hlc = envelope.hlc

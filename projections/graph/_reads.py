@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 from sortedcontainers import SortedList
@@ -40,7 +40,16 @@ _VIEW_DEFAULTS: dict[str, Any] = {
     "source_type": None,
 }
 
-__all__ = ["GraphReads"]
+__all__ = ["FoldFollower", "GraphReads"]
+
+F = TypeVar("F", bound="FoldFollower")
+
+
+class FoldFollower(Protocol):
+    """A derived index over the fold (built by a reader, see GraphReads.follower): the fold
+    tells it of each event it folds, before folding it; it catches up at its next read."""
+
+    def folded(self, event: Any) -> None: ...
 
 
 class GraphReads:
@@ -53,6 +62,18 @@ class GraphReads:
     _state: GraphState
     _by_name: SortedList[str] | None
     _names: NameIndex | None
+    _follower: FoldFollower | None
+
+    def follower(self, kind: type[F], build: Callable[[GraphReads], F]) -> F:
+        """The projection's derived index of `kind`: built by `build` on the first call (and
+        again if another kind took the one slot), then told of every event folded from then
+        on. Like the name indexes, it is never in snapshots."""
+        found = self._follower
+        if isinstance(found, kind):
+            return found
+        made = build(self)
+        self._follower = made
+        return made
 
     def _unpack(self, entity: EntityRecord) -> None:
         """Move the entity's packed occurrences into `occ`, before those added since."""
@@ -295,6 +316,15 @@ class GraphReads:
             )
             self._state.relations_unsorted = False
         return [key for key, relation in self._state.relations.items() if relation.visible]
+
+    def incident_keys(self, name: str, *, hidden: bool = False) -> list[RelationKey]:
+        """Keys of the visible relations touching `name` (either end), in no promised order:
+        the adjacency a traversal walks, without building views or sorting. With `hidden`,
+        also those not visible (deleted, or hidden by an endpoint's deletion or re-creation)."""
+        entity = self._state.entities.get(name)
+        if entity is None or not entity.edges:
+            return []
+        return [relation.key for relation in entity.edges if hidden or relation.visible]
 
     def relation_keys_of_any(self, names: Iterable[str]) -> list[RelationKey]:
         """Keys of `relations_of_any(names)`, in the same order."""

@@ -1,0 +1,135 @@
+"""What graph_stats reads from the graph home's files (contract §1.3, §8.14): the last dream
+run and the document queue's counts.
+
+- `last_dream_run`: the newest `run_end` of `logs/dream-audit.jsonl` if it is not older than
+  the newest `run_start`, else that `run_start`; without either, `processed/manifest.json`'s
+  `last_dream_run`; else None. The audit log only grows by appending (graph_audit), so it is
+  read backwards from its end and only until both are found: a long log costs no more.
+- `pending_ingest_docs` / `total_ingested_docs`: the documents in `ingest/pending` and
+  `ingest/completed`, each a file beside its `<file>.meta.json` (which is not counted).
+
+Every file is optional and read defensively: an unreadable or malformed one counts as absent
+(a line that is not a JSON object, or whose timestamp is not a time, is skipped).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from projections.bounded_json import JsonShapeError, decode
+from projections.graph_time import TimeFormatError, format_ms, parse_time
+
+__all__ = ["AUDIT_LOG", "MANIFEST", "HomeFacts", "home_facts"]
+
+AUDIT_LOG = Path("logs") / "dream-audit.jsonl"
+MANIFEST = Path("processed") / "manifest.json"
+PENDING = Path("ingest") / "pending"
+COMPLETED = Path("ingest") / "completed"
+META_SUFFIX = ".meta.json"
+_BLOCK = 64 * 1024
+_MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HomeFacts:
+    last_dream_run: str | None
+    pending_ingest_docs: int
+    total_ingested_docs: int
+
+
+def home_facts(home: Path) -> HomeFacts:
+    return HomeFacts(
+        _last_dream_run(home), _documents(home / PENDING), _documents(home / COMPLETED)
+    )
+
+
+def _documents(folder: Path) -> int:
+    try:
+        with os.scandir(folder) as found:
+            return sum(
+                1 for item in found if item.is_file() and not item.name.endswith(META_SUFFIX)
+            )
+    except OSError:
+        return 0
+
+
+def _last_dream_run(home: Path) -> str | None:
+    start, end = _newest_runs(home / AUDIT_LOG)
+    if end is not None and (start is None or end >= start):
+        return format_ms(end)
+    if start is not None:
+        return format_ms(start)
+    return _manifest_run(home / MANIFEST)
+
+
+def _newest_runs(path: Path) -> tuple[int | None, int | None]:
+    """The times of the last run_start and run_end lines of the audit log."""
+    start: int | None = None
+    end: int | None = None
+    for line in _lines_backwards(path):
+        record = _json(line)
+        if not isinstance(record, dict):
+            continue
+        event = record.get("event")
+        if event == "run_start" and start is None:
+            start = _time(record.get("timestamp"))
+        elif event == "run_end" and end is None:
+            end = _time(record.get("timestamp"))
+        if start is not None and end is not None:
+            break
+    return start, end
+
+
+def _lines_backwards(path: Path) -> Any:
+    try:
+        handle = path.open("rb")
+    except OSError:
+        return
+    with handle:
+        handle.seek(0, os.SEEK_END)
+        position = handle.tell()
+        tail = b""
+        while position > 0:
+            size = min(_BLOCK, position)
+            position -= size
+            handle.seek(position)
+            chunk = handle.read(size) + tail
+            lines = chunk.split(b"\n")
+            tail = lines[0]  # may continue in the block before
+            for line in reversed(lines[1:]):
+                if line.strip():
+                    yield line
+        if tail.strip():
+            yield tail
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return decode(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, JsonShapeError):
+        return None
+
+
+def _time(value: Any) -> int | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_time(value, "timestamp")
+    except TimeFormatError:
+        return None
+
+
+def _manifest_run(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > _MAX_MANIFEST_BYTES:
+            return None
+        document = _json(path.read_bytes())
+    except OSError:
+        return None
+    if not isinstance(document, dict):
+        return None
+    found = _time(document.get("last_dream_run"))
+    return None if found is None else format_ms(found)

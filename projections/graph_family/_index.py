@@ -1,0 +1,344 @@
+"""FamilyIndex: the graph family's derived index over one GraphProjection, kept by the fold.
+
+Scanning 100,000 entities and 300,000 edges per call costs far more than the family's latency
+targets, so what the reads need is kept here instead: per alive entity its type, tokens,
+decayed confidence and last_seen (for keyword search, listings and staleness), per visible
+relation its type and decayed weight, and the tallies graph_stats reports (entities and edges
+by type, the weight sum, degrees for orphans, CONTRADICTS edges).
+
+It is built on the first read that needs it (`family_index(graph)`), like the projection's name
+indexes, and never in snapshots. From then on the fold tells it which names and relation keys
+each event touches (one set insertion), and the next read re-derives just those entries. A
+decay run changes every decayed value, so a new newest run rebuilds the whole index (once per
+run, never per read). Reads go through `refresh()` first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sortedcontainers import SortedList
+
+from eventstore.events import (
+    DecayApplied,
+    EntityCreated,
+    EntityDeleted,
+    EntityUpdated,
+    ObservationAdded,
+    ObservationDeleted,
+    RelationCreated,
+    RelationDeleted,
+    RelationUpdated,
+)
+from projections.graph import GraphProjection
+from projections.graph_decay import newest_run
+from projections.graph_family._tokens import TokenIndex, entity_tokens
+from projections.graph_family._values import Reading
+from projections.naming import fold_name
+
+__all__ = ["CONTRADICTS", "EntityEntry", "FamilyIndex", "family_index", "is_contradiction"]
+
+RelationKey = tuple[str, str, str]
+CONTRADICTS = "CONTRADICTS"
+PROJECT_TYPE = "Project"
+_MICRO = 1_000_000
+_ENTITY_EVENTS = (EntityCreated, EntityUpdated, EntityDeleted)
+_OBSERVATION_EVENTS = (ObservationAdded, ObservationDeleted)
+_RELATION_EVENTS = (RelationCreated, RelationUpdated, RelationDeleted)
+
+
+def is_contradiction(relation_type: str) -> bool:
+    """CONTRADICTS as graph_relate writes it, or as another family spelt it."""
+    return relation_type.upper() == CONTRADICTS
+
+
+def family_index(graph: GraphProjection) -> FamilyIndex:
+    """The graph's FamilyIndex, built on first use and brought up to date."""
+    index = graph.follower(FamilyIndex, lambda _: FamilyIndex(graph))
+    index.refresh()
+    return index
+
+
+@dataclass(frozen=True, slots=True)
+class EntityEntry:
+    """What the index keeps of an alive entity."""
+
+    name: str
+    entity_type: str
+    tokens: frozenset[str]
+    folded: frozenset[str]  # its name and aliases, folded (the "equals the query" rank)
+    confidence: float  # decayed
+    last_seen: int
+    rule: bool
+    directory: str | None  # a Project's `directory` property
+
+
+@dataclass(frozen=True, slots=True)
+class RelationEntry:
+    """What the index keeps of a visible relation."""
+
+    key: RelationKey
+    weight_micro: int  # decayed weight in millionths (sums stay exact)
+    unresolved: bool | None  # a CONTRADICTS edge: whether it is unresolved; else None
+
+
+class FamilyIndex:
+    """Derived entries and tallies over one projection (see the module docstring)."""
+
+    def __init__(self, graph: GraphProjection) -> None:
+        self._graph = graph
+        self._dirty_entities: set[str] = set()
+        self._dirty_relations: set[RelationKey] = set()
+        self._decay_dirty = False
+        self._build()
+
+    # --- told by the fold ---------------------------------------------------------------
+
+    def folded(self, event: Any) -> None:
+        kind = type(event)
+        if kind is ObservationAdded or kind is ObservationDeleted:
+            self._dirty_entities.add(event.entity)
+        elif kind in _ENTITY_EVENTS:
+            self._dirty_entities.add(event.name)
+        elif kind in _RELATION_EVENTS:
+            self._dirty_relations.add((event.from_entity, event.to_entity, event.relation_type))
+        elif kind is DecayApplied:
+            self._decay_dirty = True
+
+    # --- building and catching up -------------------------------------------------------
+
+    def _build(self) -> None:
+        graph = self._graph
+        reading = Reading(graph)
+        self.run = reading.run
+        self._entities: dict[str, EntityEntry] = {}
+        self._relations: dict[RelationKey, RelationEntry] = {}
+        self.entities_by_type: Counter[str] = Counter()
+        self._names_by_type: dict[str, set[str]] = {}
+        self.edges_by_type: Counter[str] = Counter()
+        self._weight_micro = 0
+        self._degree: Counter[str] = Counter()
+        self._contradictions: dict[RelationKey, bool] = {}
+        self.unresolved_contradictions = 0
+        self._projects: dict[str, str] = {}
+        self._stale_threshold: float | None = None
+        self._stale: SortedList[tuple[int, str]] = SortedList()
+        entries = [_entity_entry(reading, name) for name in graph.entity_names()]
+        for entry in entries:
+            self._entities[entry.name] = entry
+            self._count_entity(entry, 1)
+        self._tokens = TokenIndex.of((e.name, e.tokens) for e in entries)
+        self._by_confidence: SortedList[tuple[float, str]] = SortedList(
+            (-e.confidence, e.name) for e in entries
+        )
+        self._by_last_seen: SortedList[tuple[int, str]] = SortedList(
+            (-e.last_seen, e.name) for e in entries
+        )
+        self._by_name: SortedList[str] = SortedList(e.name for e in entries)
+        for key in graph.relation_keys():
+            relation = _relation_entry(reading, key)
+            if relation is not None:
+                self._relations[key] = relation
+                self._count_relation(relation, 1)
+        self._dirty_entities.clear()
+        self._dirty_relations.clear()
+        self._decay_dirty = False
+
+    def refresh(self) -> None:
+        """Re-derive what the events folded since the last read touched."""
+        if self._decay_dirty:
+            self._decay_dirty = False
+            if newest_run(self._graph.decay_runs()) is not self.run:
+                self._build()
+                return
+        if not self._dirty_entities and not self._dirty_relations:
+            return
+        reading = Reading(self._graph)
+        names, self._dirty_entities = self._dirty_entities, set()
+        keys, self._dirty_relations = self._dirty_relations, set()
+        for name in names:
+            if self._set_entity(reading, name):
+                # Alive or rule-ness changed: its relations' visibility or decay did too.
+                keys.update(self._graph.incident_keys(name, hidden=True))
+        for key in keys:
+            self._set_relation(reading, key)
+
+    def _set_entity(self, reading: Reading, name: str) -> bool:
+        old = self._entities.pop(name, None)
+        if old is not None:
+            self._forget_entity(old)
+        new = _entity_entry(reading, name) if self._graph.has_entity(name) else None
+        if new is not None:
+            self._entities[name] = new
+            self._remember_entity(new)
+        if old is None or new is None:
+            return old is not new
+        return old.rule is not new.rule
+
+    def _remember_entity(self, entry: EntityEntry) -> None:
+        self._count_entity(entry, 1)
+        self._tokens.add(entry.name, entry.tokens)
+        self._by_confidence.add((-entry.confidence, entry.name))
+        self._by_last_seen.add((-entry.last_seen, entry.name))
+        self._by_name.add(entry.name)
+
+    def _forget_entity(self, entry: EntityEntry) -> None:
+        self._count_entity(entry, -1)
+        self._tokens.remove(entry.name, entry.tokens)
+        self._by_confidence.remove((-entry.confidence, entry.name))
+        self._by_last_seen.remove((-entry.last_seen, entry.name))
+        self._by_name.remove(entry.name)
+
+    def _count_entity(self, entry: EntityEntry, sign: int) -> None:
+        self.entities_by_type[entry.entity_type] += sign
+        names = self._names_by_type.setdefault(entry.entity_type, set())
+        if sign > 0:
+            names.add(entry.name)
+        else:
+            names.discard(entry.name)
+            if not names:
+                del self._names_by_type[entry.entity_type]
+                del self.entities_by_type[entry.entity_type]
+        if entry.directory is not None:
+            if sign > 0:
+                self._projects[entry.name] = entry.directory
+            else:
+                self._projects.pop(entry.name, None)
+        threshold = self._stale_threshold
+        if threshold is not None and entry.confidence < threshold:
+            if sign > 0:
+                self._stale.add((entry.last_seen, entry.name))
+            else:
+                self._stale.discard((entry.last_seen, entry.name))
+
+    def _set_relation(self, reading: Reading, key: RelationKey) -> None:
+        old = self._relations.pop(key, None)
+        if old is not None:
+            self._count_relation(old, -1)
+        new = _relation_entry(reading, key)
+        if new is not None:
+            self._relations[key] = new
+            self._count_relation(new, 1)
+
+    def _count_relation(self, entry: RelationEntry, sign: int) -> None:
+        from_entity, to_entity, relation_type = entry.key
+        self.edges_by_type[relation_type] += sign
+        if not self.edges_by_type[relation_type]:
+            del self.edges_by_type[relation_type]
+        self._weight_micro += sign * entry.weight_micro
+        for name in {from_entity, to_entity}:
+            self._degree[name] += sign
+            if not self._degree[name]:
+                del self._degree[name]
+        if entry.unresolved is not None:
+            if sign > 0:
+                self._contradictions[entry.key] = entry.unresolved
+            else:
+                self._contradictions.pop(entry.key, None)
+            if entry.unresolved:
+                self.unresolved_contradictions += sign
+
+    # --- reads --------------------------------------------------------------------------
+
+    @property
+    def entity_count(self) -> int:
+        return len(self._entities)
+
+    @property
+    def relation_count(self) -> int:
+        return len(self._relations)
+
+    def entry(self, name: str) -> EntityEntry | None:
+        return self._entities.get(name)
+
+    def average_weight(self) -> float:
+        if not self._relations:
+            return 0.0
+        return self._weight_micro / _MICRO / len(self._relations)
+
+    def orphans(self) -> int:
+        """Alive entities without a visible relation (a visible one has both ends alive)."""
+        return len(self._entities) - len(self._degree)
+
+    def degree(self, name: str) -> int:
+        return self._degree.get(name, 0)
+
+    def contradiction_keys(self) -> list[RelationKey]:
+        return list(self._contradictions)
+
+    def stale(self, threshold: float, seen_before: int) -> int:
+        """Entities whose confidence is below `threshold` and last_seen before `seen_before`."""
+        if self._stale_threshold != threshold:
+            self._stale_threshold = threshold
+            self._stale = SortedList(
+                (e.last_seen, e.name) for e in self._entities.values() if e.confidence < threshold
+            )
+        return self._stale.bisect_left((seen_before, ""))
+
+    def projects(self) -> dict[str, str]:
+        """Project entities with a `directory` property: name -> directory."""
+        return self._projects
+
+    def names_of_types(self, types: set[str]) -> set[str]:
+        found: set[str] = set()
+        for entity_type in types:
+            found.update(self._names_by_type.get(entity_type, ()))
+        return found
+
+    def types_matching(self, matches: Any) -> set[str]:
+        """The entity types present for which `matches(type)` holds."""
+        return {t for t in self._names_by_type if matches(t)}
+
+    def ordered(self, sort_by: str) -> Iterator[str]:
+        """Alive names by confidence or last_seen (descending) or name; ties by name."""
+        if sort_by == "confidence":
+            return (name for _, name in self._by_confidence)
+        if sort_by == "last_seen":
+            return (name for _, name in self._by_last_seen)
+        return iter(self._by_name)
+
+    def count_confident(self, min_confidence: float) -> int:
+        """How many alive entities have a confidence of at least `min_confidence`."""
+        bound = math.nextafter(-min_confidence, math.inf)
+        return self._by_confidence.bisect_left((bound, ""))
+
+    def confident(self, min_confidence: float) -> Iterator[str]:
+        """Names with a confidence of at least `min_confidence`, most confident first."""
+        bound = math.nextafter(-min_confidence, math.inf)
+        for negated, name in self._by_confidence:
+            if negated >= bound:
+                return
+            yield name
+
+    def names_with_prefix(self, prefix: str) -> set[str]:
+        return self._tokens.names_with_prefix(prefix)
+
+
+def _entity_entry(reading: Reading, name: str) -> EntityEntry:
+    attrs = reading.attrs(name)
+    entity_type = reading.entity_type(name)
+    directory = attrs.properties.get("directory") if entity_type == PROJECT_TYPE else None
+    return EntityEntry(
+        name,
+        entity_type,
+        entity_tokens(name, attrs.aliases),
+        frozenset([fold_name(name), *(fold_name(a) for a in attrs.aliases)]),
+        reading.confidence(name),
+        attrs.last_seen,
+        reading.is_rule(name),
+        directory if isinstance(directory, str) and directory else None,
+    )
+
+
+def _relation_entry(reading: Reading, key: RelationKey) -> RelationEntry | None:
+    facts = reading.edge(key)
+    if facts is None:
+        return None
+    unresolved = None
+    if is_contradiction(key[2]):
+        unresolved = facts.view.properties.get("resolved") is not True
+    return RelationEntry(key, round(facts.weight * _MICRO), unresolved)

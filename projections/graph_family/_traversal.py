@@ -1,0 +1,252 @@
+"""graph_query's traversal (contract §8.1): from resolved starts, breadth-first and undirected,
+through edges heavy enough (and current, by default), to at most `max_hops`.
+
+- Starts: each entry resolves (§3.3; all matches if ambiguous), else falls back to the first
+  keyword-search hit, else is listed in `unresolved`; none at all gives `found: false`.
+- An edge belongs to the traversal when both ends were reached and the nearer end is at a
+  distance below `max_hops`: exactly the qualifying edges of the nodes expanded.
+- Nodes: starts first, then by distance, then by the highest effective weight of a traversal
+  edge touching them, then name; `entity_types` filters them (the walk passes through any
+  type); `limit` counts distinct nodes.
+- Edges: traversal edges with an end among the nodes returned, by effective weight
+  (descending), then from, type, to.
+- Project affinity: edges within one hop of the project weigh `hop_1` times more in ranking,
+  those whose nearer end is two hops away `hop_2` times; distances from the project run over
+  current edges of any weight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from projections.graph import GraphProjection
+from projections.graph_family._index import FamilyIndex, family_index
+from projections.graph_family._search import keyword_search
+from projections.graph_family._types import type_filter
+from projections.graph_family._values import EdgeFacts, Reading, rounded
+
+__all__ = ["QueryOptions", "find_project", "graph_query"]
+
+RelationKey = tuple[str, str, str]
+CONTEXT_LEVELS = ("minimal", "full", "relations-only")
+_FAR = 1 << 30
+
+
+@dataclass(frozen=True)
+class QueryOptions:
+    """graph_query's inputs after checking (the tool layer applies defaults and ranges)."""
+
+    entities: Sequence[str]
+    entity_types: Sequence[str] | None = None
+    max_hops: int = 2
+    min_weight: float = 0.3
+    limit: int = 20
+    project_context: str | None = None
+    context_level: str = "full"
+    current_only: bool = True
+    hop_1_multiplier: float = 1.3
+    hop_2_multiplier: float = 1.15
+
+
+def graph_query(graph: GraphProjection, options: QueryOptions) -> dict[str, Any]:
+    """graph_query's answer object for `options` over `graph`."""
+    reading = Reading(graph)
+    starts, unresolved = _starts(graph, reading, options.entities)
+    if not starts:
+        return _answer(reading, options, [], [], {}, unresolved, found=False)
+    distance, edges = _walk(graph, reading, starts, options)
+    multiplier = _affinity(graph, reading, options)
+    effective = {key: rounded(facts.weight * multiplier(key)) for key, facts in edges.items()}
+    best: dict[str, float] = {}
+    for key, weight in effective.items():
+        for name in (key[0], key[1]):
+            if weight > best.get(name, -1.0):
+                best[name] = weight
+    reached = list(distance)
+    if options.entity_types is not None:
+        keep = type_filter(options.entity_types)
+        reached = [name for name in reached if keep(reading.entity_type(name))]
+    reached.sort(key=lambda name: (distance[name], -best.get(name, 0.0), name))
+    nodes = reached[: options.limit]
+    returned = set(nodes)
+    chosen = [key for key in edges if key[0] in returned or key[1] in returned]
+    chosen.sort(
+        key=lambda key: (
+            -effective[key],
+            reading.entity_id(key[0]),
+            key[2],
+            reading.entity_id(key[1]),
+        )
+    )
+    shown = {key: (edges[key], effective[key]) for key in chosen}
+    return _answer(reading, options, nodes, chosen, shown, unresolved, found=True)
+
+
+def _starts(
+    graph: GraphProjection, reading: Reading, entries: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    starts: dict[str, None] = {}
+    unresolved: list[str] = []
+    for entry in entries:
+        names = list(graph.resolve_name(entry).names)
+        if not names:
+            hits = keyword_search(family_index(graph), reading.lookup, entry)
+            names = hits[:1]
+        if names:
+            starts.update(dict.fromkeys(names))
+        else:
+            unresolved.append(entry)
+    return list(starts), unresolved
+
+
+def _walk(
+    graph: GraphProjection, reading: Reading, starts: list[str], options: QueryOptions
+) -> tuple[dict[str, int], dict[RelationKey, EdgeFacts]]:
+    distance = dict.fromkeys(starts, 0)
+    edges: dict[RelationKey, EdgeFacts] = {}
+    refused: set[RelationKey] = set()
+    frontier = starts
+    for hop in range(options.max_hops):
+        following: list[str] = []
+        for name in frontier:
+            for key in graph.incident_keys(name):
+                if key in edges or key in refused:
+                    continue
+                facts = reading.edge(key)
+                if (
+                    facts is None
+                    or facts.weight < options.min_weight
+                    or (options.current_only and not facts.current)
+                ):
+                    refused.add(key)
+                    continue
+                edges[key] = facts
+                other = key[1] if key[0] == name else key[0]
+                if other not in distance:
+                    distance[other] = hop + 1
+                    following.append(other)
+        frontier = following
+    return distance, edges
+
+
+class _Multiplier:
+    def __init__(self, near: dict[str, int], hop_1: float, hop_2: float) -> None:
+        self._near = near
+        self._hop_1 = hop_1
+        self._hop_2 = hop_2
+
+    def __call__(self, key: RelationKey) -> float:
+        nearer = min(self._near.get(key[0], _FAR), self._near.get(key[1], _FAR))
+        if nearer <= 1:
+            return self._hop_1
+        if nearer == 2:
+            return self._hop_2
+        return 1.0
+
+
+def _no_affinity(key: RelationKey) -> float:
+    return 1.0
+
+
+def _affinity(graph: GraphProjection, reading: Reading, options: QueryOptions) -> Any:
+    if options.project_context is None:
+        return _no_affinity
+    project = find_project(graph, reading, options.project_context)
+    if project is None:
+        return _no_affinity
+    near = {project: 0}
+    frontier = [project]
+    for hop in (1, 2):
+        following: list[str] = []
+        for name in frontier:
+            for key in graph.incident_keys(name):
+                facts = reading.edge(key)
+                if facts is None or not facts.current:
+                    continue
+                other = key[1] if key[0] == name else key[0]
+                if other not in near:
+                    near[other] = hop
+                    following.append(other)
+        frontier = following
+    return _Multiplier(near, options.hop_1_multiplier, options.hop_2_multiplier)
+
+
+def find_project(graph: GraphProjection, reading: Reading, context: str) -> str | None:
+    """The Project `context` names: one that resolves from it, else the one whose `directory`
+    equals it, contains it, or is a parent folder of it (longest directory first)."""
+    is_project = type_filter(["Project"])
+    for name in graph.resolve_name(context).names:
+        if is_project(reading.entity_type(name)):
+            return name
+    index: FamilyIndex = family_index(graph)
+    best: tuple[int, str] | None = None
+    for name, directory in index.projects().items():
+        if _directory_matches(directory, context):
+            candidate = (-len(directory), name)
+            if best is None or candidate < best:
+                best = candidate
+    return None if best is None else best[1]
+
+
+def _directory_matches(directory: str, context: str) -> bool:
+    if directory == context or context in directory:
+        return True
+    parent = directory.rstrip("/\\")
+    return bool(parent) and context.startswith((parent + "/", parent + "\\"))
+
+
+def _answer(  # noqa: PLR0917 (the parts of one answer)
+    reading: Reading,
+    options: QueryOptions,
+    nodes: list[str],
+    edges: list[RelationKey],
+    shown: dict[RelationKey, tuple[EdgeFacts, float]],
+    unresolved: list[str],
+    *,
+    found: bool,
+) -> dict[str, Any]:
+    level = options.context_level
+    answer: dict[str, Any]
+    edge_values = [_edge_value(reading, *shown[key]) for key in edges] if level != "minimal" else []
+    if level == "minimal":
+        answer = {
+            "nodes": [
+                {
+                    "id": reading.entity_id(name),
+                    "type": reading.entity_type(name),
+                    "name": name,
+                    "confidence": reading.confidence(name),
+                }
+                for name in nodes
+            ],
+            "edge_count": len(edges),
+        }
+    elif level == "relations-only":
+        answer = {
+            "nodes": [
+                {"id": reading.entity_id(name), "type": reading.entity_type(name), "name": name}
+                for name in nodes
+            ],
+            "edges": edge_values,
+        }
+    else:
+        node_values = [reading.node(name) for name in nodes]
+        sources = [n["source_file"] for n in node_values if n["source_file"] is not None]
+        answer = {
+            "nodes": node_values,
+            "edges": edge_values,
+            "source_files": list(dict.fromkeys(sources)),
+        }
+    if unresolved:
+        answer["unresolved"] = unresolved
+    if not found:
+        answer["found"] = False
+    return answer
+
+
+def _edge_value(reading: Reading, facts: EdgeFacts, effective: float) -> dict[str, Any]:
+    value = reading.edge_value(facts)
+    value["effective_weight"] = effective
+    return value
