@@ -219,7 +219,7 @@ OPERATIONS: tuple[Operation, ...] = (
         note="a Person WORKS_ON a Project with valid_at: closes the person's current WORKS_ON",
     ),
     Operation(
-        "graph_relate batch (5 new + 2 known, 10 edges)",
+        "graph_relate batch (5 new + 2 known entities; 10 edges)",
         "graph_relate",
         None,
         100,

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -30,6 +33,7 @@ from typing import Any
 from bench.graph_calls import GRAPH_TOOLS, OPERATIONS, CallArgs, Operation
 from bench.graph_data import CACHE, GraphSpec, cached, fresh_copy
 from bench.machine import load_average, machine_facts
+from bench.profile import summarize
 from bench.rpc import Reply, RpcClient, ServerGoneError
 from bench.servers import Store, sample, start
 from bench.workload import percentile
@@ -37,6 +41,7 @@ from bench.workload import percentile
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 QUICK_RESULTS = HERE / ".cache" / "quick"
+PROFILES = HERE / ".cache" / "profiles"
 FULL = GraphSpec(100_000, 300_000)
 MB = 1024 * 1024
 TOOLS = "memory,graph"
@@ -52,7 +57,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--calls", type=int, default=200, help="measured calls of a cheap operation (others scale)"
     )
-    parser.add_argument("--warmups", type=int, default=10, help="unmeasured calls first")
+    parser.add_argument(
+        "--warmups", type=int, default=10, help="unmeasured calls first (fewer for heavy ones)"
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="record each operation's measured calls with py-spy (bench/.cache/profiles/)",
+    )
     parser.add_argument("--budget", type=float, default=60.0, help="seconds per operation, at most")
     parser.add_argument(
         "--stuck", type=float, default=300.0, help="kill the server after this long on one call"
@@ -87,7 +99,39 @@ def _summary(reply: Reply) -> dict[str, Any]:
             facts[key] = len(value)
         elif isinstance(value, int | float | bool):
             facts[key] = value
+        elif isinstance(value, dict) and isinstance(value.get("total"), int):
+            facts[f"{key}.total"] = value["total"]
     return facts
+
+
+class Recorder:
+    """py-spy recording a server while an operation's measured calls run (as bench.profile)."""
+
+    def __init__(self, pid: int, out: Path) -> None:
+        py_spy = shutil.which("py-spy") or shutil.which(
+            "py-spy", path=str(Path(sys.executable).parent)
+        )
+        if py_spy is None:
+            raise SystemExit("py-spy is not on PATH: pip install -e '.[bench]'")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.out = out
+        command = [py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw"]
+        self.process = subprocess.Popen(
+            [*command, "--threads", "--output", str(out)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(1.0)  # py-spy attaches
+
+    def stop(self) -> list[str]:
+        self.process.send_signal(signal.SIGINT)  # py-spy writes its output on Ctrl-C
+        self.process.wait(timeout=60)
+        return summarize(self.out, 45)
+
+
+def _profile_path(operation: Operation) -> Path:
+    name = "".join(c if c.isalnum() else "-" for c in operation.label)
+    return PROFILES / f"graph-{name}.txt"
 
 
 class Watchdog:
@@ -130,6 +174,7 @@ def measure(
     warmups: int,
     budget_s: float,
     watchdog: Watchdog | None = None,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
     """One operation: warm-ups (the first timed on its own: lazy indexes), then measured calls."""
     row: dict[str, Any] = {
@@ -158,6 +203,7 @@ def measure(
     failures_in_warmup = failures
     wanted = _wanted(operation, calls)
     seconds: list[float] = []
+    recorder = None if profile is None else Recorder(client.pid, profile)
     cpu_before = sample(client.pid).cpu_seconds
     started = time.perf_counter()
     last = first
@@ -171,6 +217,8 @@ def measure(
         if time.perf_counter() - started > budget_s and len(seconds) >= 3:
             break
     cpu = sample(client.pid).cpu_seconds - cpu_before
+    if recorder is not None:
+        row["profile"] = {"file": str(profile), "summary": recorder.stop()}
     ms = [s * 1e3 for s in seconds]
     row.update(
         calls=len(ms),
@@ -283,12 +331,16 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = say) -> dict
                         operation,
                         call_args,
                         calls=args.calls,
-                        warmups=args.warmups,
+                        # Heavy operations (few planned calls) get fewer warm-ups too.
+                        warmups=min(args.warmups, max(1, operation.calls // 10)),
                         budget_s=args.budget,
                         watchdog=watchdog,
+                        profile=_profile_path(operation) if args.profile else None,
                     )
                 rows.append(row)
                 progress(_line(row))
+                if "profile" in row:
+                    progress("\n".join(row["profile"]["summary"]))
             after = sample(client.pid)
             results["server"].update(
                 rss_after_bytes=after.rss_bytes, peak_rss_bytes=after.peak_rss_bytes
