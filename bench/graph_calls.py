@@ -129,10 +129,12 @@ class CallArgs:
         ]
         return {"batch": {"entities": entities, "relations": relations, "source_type": "ingest"}}
 
-    def query(self, hops: int, start: str | None = None, project: bool = False) -> Args:
+    def query(
+        self, hops: int, start: str | None = None, project: bool = False, busy: bool = False
+    ) -> Args:
         args: Args = {"entities": [start or self.name()], "max_hops": hops}
         if project:
-            _, directory = self.rng.choice(self.projects)
+            _, directory = self.rng.choice(self.projects[:20] if busy else self.projects)
             args["project_context"] = f"{directory}/src/lib"  # a working dir inside it
         return args
 
@@ -161,6 +163,14 @@ OPERATIONS: tuple[Operation, ...] = (
         200,
         lambda a: a.query(2, project=True),
         note="project_context: a folder inside a random Project's directory",
+    ),
+    Operation(
+        "graph_query 2 hops + project_context of a busy project",
+        "graph_query",
+        None,
+        50,
+        lambda a: a.query(2, project=True, busy=True),
+        note="project_context: one of the twenty busiest Projects",
     ),
     Operation("graph_query 3 hops", "graph_query", None, 100, lambda a: a.query(3)),
     Operation("graph_query 4 hops", "graph_query", None, 50, lambda a: a.query(4)),

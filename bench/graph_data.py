@@ -41,7 +41,7 @@ from eventstore.log import Durability, LogTransaction
 from projections.graph_time import DAY_MS, format_ms
 from projections.naming import SYMMETRIC_RELATION_TYPES, slug
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 CACHE = Path(__file__).resolve().parent / ".cache" / "graph-family"
 MANIFEST = "manifest.json"
 
@@ -372,7 +372,8 @@ def build(spec: GraphSpec, path: Path, say: Any = print) -> dict[str, Any]:
         "names": names,
         "types": types,
         "hubs": [names[i] for i, _ in degree.most_common(10)],
-        "projects": [[names[i], f"/home/dev/src/{slug(names[i])}"] for i in projects[:500]],
+        # Every Project, busiest first (low indices of a type get the most edges).
+        "projects": [[names[i], f"/home/dev/src/{slug(names[i])}"] for i in projects],
         "edges": [[names[e.source], names[e.target], e.relation] for e in sample],
         "queries": _queries(rng, names),
     }
