@@ -8,10 +8,9 @@ actors.command_inputs, results in actors.results; both are re-exported here.
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
-
 import msgspec
 
+from actors.command_base import CommandOf
 from actors.command_inputs import (
     EdgeInput,
     EdgeKey,
@@ -31,6 +30,13 @@ from actors.command_inputs import (
     RelationInput,
     RelationUpdate,
     SchemaDefinition,
+)
+from actors.graph_commands import (
+    GraphAdjust,
+    GraphAudit,
+    GraphDelete,
+    GraphRelate,
+    GraphRelateBatch,
 )
 from actors.results import (
     AddEdgesResult,
@@ -101,6 +107,11 @@ __all__ = [
     "EntityMerge",
     "EntityUpdate",
     "EntityUpdateResult",
+    "GraphAdjust",
+    "GraphAudit",
+    "GraphDelete",
+    "GraphRelate",
+    "GraphRelateBatch",
     "MergeEntities",
     "MergeEntitiesResult",
     "MergeResult",
@@ -131,15 +142,6 @@ __all__ = [
     "UpdateRelations",
     "UpdateRelationsResult",
 ]
-
-
-R_co = TypeVar("R_co", covariant=True)
-
-
-class CommandOf(msgspec.Struct, Generic[R_co], frozen=True, rename="camel"):
-    """A command the writer answers with an `R_co`: `GraphGateway.execute(CreateEntities(...))`
-    is typed `CreateEntitiesResult`. Encoded names are the tools' camelCase wire names, so a
-    tool's arguments convert straight into its command."""
 
 
 # --- commands -------------------------------------------------------------------------------
@@ -273,4 +275,9 @@ Command = (
     | SetNodeProperties
     | RegisterSchemas
     | CommitTransaction
+    | GraphRelate
+    | GraphRelateBatch
+    | GraphAdjust
+    | GraphDelete
+    | GraphAudit
 )

@@ -9,13 +9,18 @@ mutates the graph; it raises a
 CommandRejectedError to refuse a command, and then nothing is written. Every event of one
 decision is appended in one transaction, stamped in order, so an entity's creation is older
 than the observations written with it.
+
+The graph family's commands (decided in `actors.graph_relate` and `actors.graph_adjust`) read
+"now" — last_seen, last_confirmed, ingested_at, decay up to now — from `now_ms`, which the
+writer reads once per batch from the log's clock (the one clock that also stamps the events);
+decide never reads a clock itself.
 """
 
 from __future__ import annotations
 
 from typing import assert_never
 
-from actors import mesh
+from actors import graph_adjust, graph_relate, mesh
 from actors.commands import (
     AddEdges,
     AddMetadata,
@@ -39,6 +44,11 @@ from actors.commands import (
     DeleteRelations,
     DeleteRelationsResult,
     EntityInput,
+    GraphAdjust,
+    GraphAudit,
+    GraphDelete,
+    GraphRelate,
+    GraphRelateBatch,
     MergeEntities,
     RegisterSchemas,
     RelationInput,
@@ -69,10 +79,14 @@ __all__ = ["Decision", "decide"]
 
 
 def decide(
-    graph: GraphReader, command: Command, schemas: SchemaProjection | None = None
+    graph: GraphReader,
+    command: Command,
+    schemas: SchemaProjection | None = None,
+    now_ms: int | None = None,
 ) -> Decision:
-    """Decide `command` against `graph` (and, for RegisterSchemas, the schemas in force);
-    raises CommandRejectedError to reject it."""
+    """Decide `command` against `graph` (and, for RegisterSchemas, the schemas in force) at
+    wall time `now_ms` (required by the graph family's commands); raises CommandRejectedError
+    to reject it."""
     match command:
         case CreateEntities():
             return _create_entities(graph, command)
@@ -87,13 +101,13 @@ def decide(
         case DeleteRelations():
             return _delete_relations(graph, command)
         case UpdateEntities():
-            return Decision(*update_entities(graph, command))
+            return Decision(*update_entities(graph, command, now_ms or 0))
         case UpdateObservations():
             return Decision(*update_observations(graph, command))
         case UpdateRelations():
-            return Decision(*update_relations(graph, command))
+            return Decision(*update_relations(graph, command, now_ms or 0))
         case MergeEntities():
-            return Decision(*merge_entities(graph, command))
+            return Decision(*merge_entities(graph, command, now_ms or 0))
         case AddNodes():
             return Decision(*mesh.add_nodes(graph, command))
         case UpdateNodes():
@@ -115,9 +129,26 @@ def decide(
         case RegisterSchemas():
             return Decision(*register_schemas(schemas, command))
         case CommitTransaction():
-            return Decision(*commit_transaction(graph, command, schemas, decide))
+            return Decision(*commit_transaction(graph, command, schemas, decide, now_ms))
+        case GraphRelate():
+            return Decision(*graph_relate.relate(graph, command, _now(command, now_ms)))
+        case GraphRelateBatch():
+            return Decision(*graph_relate.relate_batch(graph, command, _now(command, now_ms)))
+        case GraphAdjust():
+            return Decision(*graph_adjust.adjust(graph, command, _now(command, now_ms)))
+        case GraphDelete():
+            return Decision(*graph_adjust.delete(graph, command, _now(command, now_ms)))
+        case GraphAudit():
+            return Decision(*graph_adjust.audit(command))
         case _:
             assert_never(command)
+
+
+def _now(command: Command, now_ms: int | None) -> int:
+    # A missing clock reading is a bug of the caller, never something to default.
+    if now_ms is None:
+        raise ValueError(f"{type(command).__name__} is decided at a time: pass now_ms")
+    return now_ms
 
 
 def _create_entities(graph: GraphReader, command: CreateEntities) -> Decision:

@@ -64,7 +64,7 @@ def _alive(work: WorkingGraph, name: str) -> EntityView:
 
 
 def update_entities(
-    graph: GraphReader, command: UpdateEntities
+    graph: GraphReader, command: UpdateEntities, now_ms: int = 0
 ) -> tuple[list[AnyEvent], UpdateEntitiesResult]:
     """Per item: the entity must be alive and the item must ask for something. A retype alone
     is one EntityUpdated. A rename (new_name differs) refuses an alive new name; otherwise it is
@@ -72,7 +72,7 @@ def update_entities(
     the (new) type, ObservationAdded for each observation in order (duplicates kept),
     RelationCreated for each relation with the old name replaced by the new one (attributes
     kept), then an EntityRenamed marker. Asking for the current values changes nothing."""
-    work = WorkingGraph(graph)
+    work = WorkingGraph(graph, now_ms)
     results = [_update_entity(work, item) for item in command.updates]
     return work.events, UpdateEntitiesResult(results)
 
@@ -90,8 +90,12 @@ def _update_entity(work: WorkingGraph, item: EntityUpdate) -> EntityUpdateResult
         return EntityUpdateResult(item.name, item.name, new_type, False, retyped, 0, [])
     if work.has_entity(new_name):
         raise EntityExistsError(new_name, item.name)
+    # The graph attributes (confidence, mentions, aliases ...) and each relation's evidence
+    # and times move with the entity: read before the deletion hides them.
+    attributes = work.entity_attributes(item.name)
+    details = work.details_of(work.relations_of(item.name))
     incident = work.delete_entity(item.name)
-    work.create_entity(new_name, new_type)
+    work.create_entity(new_name, new_type, attributes)
     for content in view.observations:
         work.add_observation(new_name, content)
     moved: list[RelationInput] = []
@@ -102,7 +106,7 @@ def _update_entity(work: WorkingGraph, item: EntityUpdate) -> EntityUpdateResult
             new_name if old_key[1] == item.name else old_key[1],
             old_key[2],
         )
-        work.create_relation(relation, key)
+        work.create_relation(relation, key, details.get(old_key))
         moved.append(_triple(key))
     work.note(EntityRenamed(old_name=item.name, new_name=new_name))
     return EntityUpdateResult(
@@ -143,13 +147,13 @@ def _update_observation(work: WorkingGraph, item: ObservationUpdate) -> Observat
 
 
 def update_relations(
-    graph: GraphReader, command: UpdateRelations
+    graph: GraphReader, command: UpdateRelations, now_ms: int = 0
 ) -> tuple[list[AnyEvent], UpdateRelationsResult]:
     """Per item: the relation must be visible; omitted fields keep their value; the new
     endpoints must be alive (`from` checked before `to`); the new key must not be another
     visible relation. Then RelationDeleted(old) and RelationCreated(new) with the old
     relation's attributes. An item whose new key equals the old changes nothing."""
-    work = WorkingGraph(graph)
+    work = WorkingGraph(graph, now_ms)
     results = [_update_relation(work, item) for item in command.updates]
     return work.events, UpdateRelationsResult(results)
 
@@ -174,8 +178,9 @@ def _update_relation(work: WorkingGraph, item: RelationUpdate) -> RelationUpdate
         return RelationUpdateResult(_triple(old_key), _triple(key), False)
     if work.relation(*key) is not None:
         raise RelationExistsError(key, old_key)
+    details = work.relation_details(*old_key)
     work.delete_relation(relation)
-    work.create_relation(relation, key)
+    work.create_relation(relation, key, details)
     return RelationUpdateResult(_triple(old_key), _triple(key), True)
 
 
@@ -183,7 +188,7 @@ def _update_relation(work: WorkingGraph, item: RelationUpdate) -> RelationUpdate
 
 
 def merge_entities(
-    graph: GraphReader, command: MergeEntities
+    graph: GraphReader, command: MergeEntities, now_ms: int = 0
 ) -> tuple[list[AnyEvent], MergeEntitiesResult]:
     """Per item: source and target must differ and both be alive. The source is deleted with
     its relations (EntityDeleted, RelationDeleted each). The target gets ObservationAdded for
@@ -192,7 +197,7 @@ def merge_entities(
     relation is already visible, or when it linked source and target (it would become a
     self-loop nobody asked for): those are dropped. A self-loop on the source stays a self-loop
     on the target. An EntitiesMerged marker records what moved and what was dropped."""
-    work = WorkingGraph(graph)
+    work = WorkingGraph(graph, now_ms)
     results = [_merge(work, item) for item in command.merges]
     return work.events, MergeEntitiesResult(results)
 
@@ -203,6 +208,7 @@ def _merge(work: WorkingGraph, item: EntityMerge) -> MergeResult:
         raise MergeIntoItselfError(source)
     source_view = _alive(work, source)
     target_view = _alive(work, target)
+    details = work.details_of(work.relations_of(source))
     incident = work.delete_entity(source)
     present = set(target_view.observations)
     moved_observations: list[str] = []
@@ -226,7 +232,7 @@ def _merge(work: WorkingGraph, item: EntityMerge) -> MergeResult:
         if links_both or work.relation(*key) is not None:
             dropped.append(old_key)
             continue
-        work.create_relation(relation, key)
+        work.create_relation(relation, key, details.get(old_key))
         moved.append(old_key)
         new_keys.append(key)
     work.note(

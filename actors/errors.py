@@ -27,6 +27,16 @@ The hierarchy::
      +-- ConflictingWeightsError  an edge update gives both `weight` and `newWeight` (`.key`).
      +-- DuplicateItemError       one call lists the same node or edge twice (`.item`).
      +-- BlankFieldError          a name, type or edge type is empty (`.field`, `.item`).
+     |
+     |   the graph family (graph_*), worded per its contract:
+     +-- GraphWriteRefusedError   a graph write's input is unusable: every problem listed
+     |                            (`.problems`, batch items named by index).
+     +-- AmbiguousReferenceError  a reference names several entities (`.reference`,
+     |                            `.candidates`); writes refuse to guess.
+     +-- GraphEntityNotFoundError boost/weaken named an entity that is not there
+     |                            (`.reference`); graph_relate creates it.
+     +-- GraphEdgeNotFoundError   boost/weaken named an edge that is not there (`.key`, the
+                                  ends as given); graph_relate creates it.
 
 A transaction re-raises the rejection of its failing step, its message prefixed with the step
 (see `CommandRejectedError.in_step`).
@@ -37,6 +47,7 @@ Events never fail to apply; an exception while applying one is a bug, not a reje
 from __future__ import annotations
 
 __all__ = [
+    "AmbiguousReferenceError",
     "BlankFieldError",
     "CommandRejectedError",
     "ConflictingWeightsError",
@@ -45,6 +56,9 @@ __all__ = [
     "EdgeNotFoundError",
     "EntityExistsError",
     "EntityNotFoundError",
+    "GraphEdgeNotFoundError",
+    "GraphEntityNotFoundError",
+    "GraphWriteRefusedError",
     "InvalidWeightError",
     "MergeIntoItselfError",
     "NodeExistsError",
@@ -292,3 +306,46 @@ class BlankFieldError(CommandRejectedError):
         )
         self.field = field
         self.item = item
+
+
+# --- the graph family -----------------------------------------------------------------------
+
+
+class GraphWriteRefusedError(CommandRejectedError):
+    """A graph write's input is unusable; every problem found is listed."""
+
+    def __init__(self, tool: str, problems: list[str]) -> None:
+        listed = "; ".join(problems)
+        super().__init__(f"{tool} refused, nothing was written: {listed}")
+        self.problems = problems
+
+
+class AmbiguousReferenceError(CommandRejectedError):
+    """A write named an entity by a reference that matches several."""
+
+    def __init__(self, reference: str, candidates: tuple[str, ...]) -> None:
+        super().__init__(ambiguity_text(reference, candidates) + "; nothing was written.")
+        self.reference = reference
+        self.candidates = candidates
+
+
+def ambiguity_text(reference: str, candidates: tuple[str, ...]) -> str:
+    names = ", ".join(repr(name) for name in candidates)
+    count = len(candidates)
+    return f"{reference!r} is ambiguous: it names {count} entities ({names}); use one exact name"
+
+
+class GraphEntityNotFoundError(CommandRejectedError):
+    """boost/weaken named an entity that does not exist."""
+
+    def __init__(self, reference: str) -> None:
+        super().__init__(f"Entity not found: {reference}; create it and the edge with graph_relate")
+        self.reference = reference
+
+
+class GraphEdgeNotFoundError(CommandRejectedError):
+    """boost/weaken named an edge that does not exist."""
+
+    def __init__(self, key: RelationKey) -> None:
+        super().__init__(f"Edge not found: {_relation_text(key)}; create it with graph_relate")
+        self.key = key

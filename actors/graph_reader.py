@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from projections.graph import EntityView, RelationView
+from eventstore.events import DecayApplied
+from projections.graph import EntityAttributes, EntityView, RelationDetails, RelationView
+from projections.naming import NameLookup, Resolution
 
 __all__ = ["GraphReader"]
 
@@ -37,3 +39,17 @@ class GraphReader(Protocol):
     def relations_of_any(self, names: Iterable[str]) -> list[RelationView]:
         """Visible relations touching any of `names`, each once, in creation order."""
         ...
+
+    # --- the graph family's attributes and naming (contract graph-memory §3-4) ---
+
+    def entity_attributes(self, name: str) -> EntityAttributes | None: ...
+
+    def relation_details(
+        self, from_entity: str, to_entity: str, relation_type: str
+    ) -> RelationDetails | None: ...
+
+    def name_lookup(self) -> NameLookup: ...
+
+    def resolve_name(self, reference: str) -> Resolution: ...
+
+    def decay_runs(self) -> list[DecayApplied]: ...

@@ -309,9 +309,11 @@ class GraphWriterActor(pykka.ThreadingActor):
         catch_up(txn, self._models.apply, self._models.position, each_chunk=caught_up.extend)
         self._dirty = True
         outcomes: list[_Outcome | BaseException] = []
+        # "Now" for every time-based rule of this batch: the clock that stamps its events.
+        now_ms = self._log.clock.now_ms()
         for item in batch:
             try:
-                decision = decide(self._models.graph, item.command, self._models.schemas)
+                decision = decide(self._models.graph, item.command, self._models.schemas, now_ms)
                 if not self._hooks.empty:
                     self._run_before_hooks(item.command, decision)
             except CommandRejectedError as rejection:

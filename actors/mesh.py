@@ -280,8 +280,9 @@ def _update_edge(work: WorkingGraph, item: EdgeUpdate) -> EdgeInput:
     if key != old_key:
         if work.has_relation(*key):
             raise EdgeExistsError(key)
+        details = work.relation_details(*old_key)
         work.delete_relation(relation)
-        work.create_relation(msgspec.structs.replace(relation, weight=weight), key)
+        work.create_relation(msgspec.structs.replace(relation, weight=weight), key, details)
     elif weight != relation.weight:
         work.record(
             RelationUpdated(

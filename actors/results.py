@@ -14,6 +14,13 @@ from actors.command_inputs import (
     NodeInput,
     RelationInput,
 )
+from actors.graph_results import (
+    GraphAdjustResult,
+    GraphAuditResult,
+    GraphDeleteResult,
+    GraphRelateBatchResult,
+    GraphRelateResult,
+)
 
 __all__ = [
     "AddEdgesResult",
@@ -32,6 +39,11 @@ __all__ = [
     "DeleteObservationsResult",
     "DeleteRelationsResult",
     "EntityUpdateResult",
+    "GraphAdjustResult",
+    "GraphAuditResult",
+    "GraphDeleteResult",
+    "GraphRelateBatchResult",
+    "GraphRelateResult",
     "MergeEntitiesResult",
     "MergeResult",
     "ObservationUpdateResult",
@@ -260,4 +272,9 @@ CommandResult = (
     | SetNodePropertiesResult
     | RegisterSchemasResult
     | CommitTransactionResult
+    | GraphRelateResult
+    | GraphRelateBatchResult
+    | GraphAdjustResult
+    | GraphDeleteResult
+    | GraphAuditResult
 )

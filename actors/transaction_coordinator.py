@@ -134,7 +134,8 @@ class TransactionCoordinatorActor(pykka.ThreadingActor):
         candidate = CommitTransaction([*staged, command])
 
         def check(models: ReadModels) -> CommandResult:
-            decided = decide(models.graph, candidate, models.schemas).result
+            now_ms = models.event_log.clock.now_ms()
+            decided = decide(models.graph, candidate, models.schemas, now_ms).result
             assert isinstance(decided, CommitTransactionResult)
             return decided.results[-1]
 

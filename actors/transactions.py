@@ -32,7 +32,7 @@ __all__ = ["Steps", "commit_transaction", "register_schemas"]
 Steps = tuple[tuple[Command, list[AnyEvent]], ...]
 """Each step of a transaction with the events it decided (nested transactions flattened)."""
 
-DecideStep = Callable[[GraphReader, Command, SchemaProjection | None], Decision]
+DecideStep = Callable[[GraphReader, Command, SchemaProjection | None, int | None], Decision]
 
 
 def commit_transaction(
@@ -40,18 +40,20 @@ def commit_transaction(
     command: CommitTransaction,
     schemas: SchemaProjection | None,
     decide: DecideStep,
+    now_ms: int | None = None,
 ) -> tuple[list[AnyEvent], CommitTransactionResult, Steps]:
-    """Decide each step in order with `decide` against the graph as the earlier steps left it.
+    """Decide each step in order with `decide` against the graph as the earlier steps left it,
+    all at the one time `now_ms`.
     A rejected step rejects the transaction: its error is re-raised with the step named
     ("Step 2 of 3 (AddEdges): ..."). An empty transaction decides to nothing."""
-    work = WorkingGraph(graph)
+    work = WorkingGraph(graph, 0 if now_ms is None else now_ms)
     events: list[AnyEvent] = []
     results: list[CommandResult] = []
     steps: list[tuple[Command, list[AnyEvent]]] = []
     total = len(command.steps)
     for index, step in enumerate(command.steps, start=1):
         try:
-            decision = decide(work, step, schemas)
+            decision = decide(work, step, schemas, now_ms)
         except CommandRejectedError as rejection:
             rejection.in_step(index, total, type(step).__name__)
             raise

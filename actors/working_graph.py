@@ -12,17 +12,24 @@ for events stamped after everything the reader holds: a creation starts an entit
 like a deletion, hides every relation touching it; a relation is visible only if both ends are
 alive when it is created. The writing methods record their event in `events` and apply it, so
 the overlay and the events cannot disagree.
+
+The graph family's attributes (entity confidence, mentions, aliases ...; relation evidence and
+confirmation times) and name resolution are overlaid the same way. A creation that leaves a
+time unset (last_seen, ingested_at, last_confirmed: "this event's stamp") reads as `now_ms`,
+the time the command is decided at.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import msgspec
 
 from actors.graph_reader import GraphReader
 from eventstore.events import (
     AnyEvent,
+    DecayApplied,
     EntityCreated,
     EntityDeleted,
     EntityUpdated,
@@ -32,7 +39,14 @@ from eventstore.events import (
     RelationDeleted,
     RelationUpdated,
 )
-from projections.graph import EntityView, RelationKey, RelationView
+from projections.graph import (
+    EntityAttributes,
+    EntityView,
+    RelationDetails,
+    RelationKey,
+    RelationView,
+)
+from projections.naming import NameLookup, Resolution, fold_name, resolve, slug
 
 __all__ = ["WorkingGraph", "relation_key"]
 
@@ -45,6 +59,26 @@ _ATTRIBUTES = (
     "source_transcript",
     "source_type",
 )
+# What a cleared relation attribute reads as (the fold's defaults).
+_RELATION_DEFAULTS: dict[str, Any] = {
+    "weight": 1.0,
+    "properties": {},
+    "valid_at": None,
+    "invalid_at": None,
+    "source_session": None,
+    "source_transcript": None,
+    "source_type": None,
+}
+_ENTITY_ATTRIBUTES = (
+    "confidence",
+    "times_mentioned",
+    "last_seen",
+    "subtype",
+    "source_file",
+    "aliases",
+    "properties",
+)
+_ENTITY_DEFAULTS = EntityAttributes("")
 
 
 def relation_key(relation: RelationView) -> RelationKey:
@@ -69,8 +103,12 @@ def _created_view(event: RelationCreated) -> RelationView:
 class WorkingGraph:
     """Reads see `graph` with the applied events on top; writes record into `events`."""
 
-    def __init__(self, graph: GraphReader) -> None:
+    def __init__(self, graph: GraphReader, now_ms: int = 0) -> None:
         self._graph = graph
+        self._now_ms = now_ms
+        # The graph family's attributes of touched entities and relations (None: not there).
+        self._attrs: dict[str, EntityAttributes | None] = {}
+        self._details: dict[RelationKey, RelationDetails | None] = {}
         self.events: list[AnyEvent] = []
         # Touched elements: their state now (None: not alive / not visible).
         self._entities: dict[str, EntityView | None] = {}
@@ -147,6 +185,51 @@ class WorkingGraph:
                 found.append(view)
         return found
 
+    # --- the graph family's reads --------------------------------------------------------------
+
+    def entity_attributes(self, name: str) -> EntityAttributes | None:
+        if not self.has_entity(name):
+            return None
+        if name in self._attrs:
+            return self._attrs[name]
+        return self._graph.entity_attributes(name)
+
+    def relation_details(
+        self, from_entity: str, to_entity: str, relation_type: str
+    ) -> RelationDetails | None:
+        key = (from_entity, to_entity, relation_type)
+        if not self.has_relation(*key):
+            return None
+        if key in self._details:
+            return self._details[key]
+        return self._graph.relation_details(*key)
+
+    def name_lookup(self) -> NameLookup:
+        return _OverlayNames(self)
+
+    def resolve_name(self, reference: str) -> Resolution:
+        return resolve(reference, self.name_lookup())
+
+    def decay_runs(self) -> list[DecayApplied]:
+        return self._graph.decay_runs()
+
+    def details_of(self, relations: Iterable[RelationView]) -> dict[RelationKey, RelationDetails]:
+        """The details of visible `relations`, by key (read them before a move deletes them)."""
+        found: dict[RelationKey, RelationDetails] = {}
+        for relation in relations:
+            key = relation_key(relation)
+            details = self.relation_details(*key)
+            if details is not None:
+                found[key] = details
+        return found
+
+    def touched_names(self) -> list[str]:
+        """Entity names the overlay answers for itself (created, deleted or changed here)."""
+        return list(dict.fromkeys((*self._entities, *self._attrs)))
+
+    def base_names(self) -> NameLookup:
+        return self._graph.name_lookup()
+
     # --- folding events ---------------------------------------------------------------------
 
     def apply_all(self, events: Iterable[AnyEvent]) -> None:
@@ -160,13 +243,17 @@ class WorkingGraph:
             case EntityCreated(name=name, entity_type=entity_type):
                 self._hide_relations_of(name)
                 self._entities[name] = EntityView(name, entity_type, [])
+                self._attrs[name] = self._created_attributes(event)
             case EntityUpdated(name=name, entity_type=entity_type):
                 view = self.entity(name)
                 if view is not None and entity_type is not None:
                     self._entities[name] = EntityView(name, entity_type, list(view.observations))
+                if view is not None:
+                    self._entity_updated(event)
             case EntityDeleted(name=name):
                 self._hide_relations_of(name)
                 self._entities[name] = None
+                self._attrs[name] = None
             case ObservationAdded(entity=name, content=content):
                 view = self.entity(name)
                 if view is not None:
@@ -186,6 +273,33 @@ class WorkingGraph:
             case _:
                 pass
 
+    def _created_attributes(self, event: EntityCreated) -> EntityAttributes:
+        return EntityAttributes(
+            event.name,
+            confidence=0.5 if event.confidence is None else event.confidence,
+            times_mentioned=1 if event.times_mentioned is None else event.times_mentioned,
+            last_seen=self._now_ms if event.last_seen is None else event.last_seen,
+            subtype=event.subtype,
+            source_file=event.source_file,
+            aliases=list(event.aliases),
+            properties=dict(event.properties),
+        )
+
+    def _entity_updated(self, event: EntityUpdated) -> None:
+        current = self.entity_attributes(event.name)
+        if current is None:
+            return
+        written: dict[str, Any] = {
+            field: getattr(event, field)
+            for field in _ENTITY_ATTRIBUTES
+            if getattr(event, field) is not None
+        }
+        for field in event.cleared:
+            if field in _ENTITY_ATTRIBUTES:
+                written[field] = getattr(_ENTITY_DEFAULTS, field)
+        if written:
+            self._attrs[event.name] = msgspec.structs.replace(current, **written)
+
     def _hide_relations_of(self, name: str) -> None:
         # A deletion hides the relations; a creation too, as they are older than it.
         for relation in self.relations_of(name):
@@ -195,6 +309,13 @@ class WorkingGraph:
         key = (event.from_entity, event.to_entity, event.relation_type)
         alive = self.has_entity(key[0]) and self.has_entity(key[1])
         self._relations[key] = _created_view(event) if alive else None
+        now = self._now_ms
+        self._details[key] = RelationDetails(
+            *key,
+            evidence=event.evidence,
+            ingested_at=now if event.ingested_at is None else event.ingested_at,
+            last_confirmed=now if event.last_confirmed is None else event.last_confirmed,
+        )
         self._creations += 1
         self._created_seq[key] = self._creations
         for end in (key[0], key[1]):
@@ -205,9 +326,22 @@ class WorkingGraph:
         if view is None:
             return  # an invisible relation only shows again through a newer creation
         written = {f: getattr(event, f) for f in _ATTRIBUTES if getattr(event, f) is not None}
+        for field in event.cleared:
+            if field in _RELATION_DEFAULTS:
+                written[field] = _RELATION_DEFAULTS[field]
         if "properties" in written:
             written["properties"] = dict(written["properties"])
-        self._relations[relation_key(view)] = msgspec.structs.replace(view, **written)
+        key = relation_key(view)
+        self._relations[key] = msgspec.structs.replace(view, **written)
+        details = self.relation_details(*key)
+        if details is not None and (event.evidence is not None or event.last_confirmed is not None):
+            self._details[key] = msgspec.structs.replace(
+                details,
+                evidence=details.evidence if event.evidence is None else event.evidence,
+                last_confirmed=(
+                    details.last_confirmed if event.last_confirmed is None else event.last_confirmed
+                ),
+            )
 
     # --- writes: record the event, then fold it -----------------------------------------------
 
@@ -219,8 +353,24 @@ class WorkingGraph:
         """Record a marker event (it changes nothing the graph shows)."""
         self.record(event)
 
-    def create_entity(self, name: str, entity_type: str) -> None:
-        self.record(EntityCreated(name=name, entity_type=entity_type))
+    def create_entity(
+        self, name: str, entity_type: str, like: EntityAttributes | None = None
+    ) -> None:
+        """Create an entity; with `like`, carrying the graph attributes it has (a move keeps
+        them). An entity with every attribute at its default (one the memory family made)
+        is created plain: its last_seen is then the move's time, as for any other write that
+        touches it; one with attributes keeps its last_seen too, the reference its decay
+        counts from."""
+        carried: dict[str, Any] = {}
+        if like is not None:
+            carried = {
+                field: getattr(like, field)
+                for field in _ENTITY_ATTRIBUTES
+                if field != "last_seen" and getattr(like, field) != getattr(_ENTITY_DEFAULTS, field)
+            }
+            if carried:
+                carried["last_seen"] = like.last_seen
+        self.record(EntityCreated(name=name, entity_type=entity_type, **carried))
 
     def retype_entity(self, view: EntityView, entity_type: str) -> None:
         self.record(EntityUpdated(name=view.name, entity_type=entity_type))
@@ -245,9 +395,12 @@ class WorkingGraph:
         self.record(ObservationDeleted(entity=name, content=content))
         return view.observations.count(content)
 
-    def create_relation(self, like: RelationView, key: RelationKey) -> RelationView:
+    def create_relation(
+        self, like: RelationView, key: RelationKey, details: RelationDetails | None = None
+    ) -> RelationView:
         """Create relation `key` with the attributes of `like` (an edit keeps weight,
-        validity, properties and provenance)."""
+        validity, properties and provenance) and, given its `details` (read before the old
+        relation was deleted), its evidence, ingestion and confirmation times."""
         from_entity, to_entity, relation_type = key
         event = RelationCreated(
             from_entity=from_entity,
@@ -260,6 +413,9 @@ class WorkingGraph:
             source_session=like.source_session,
             source_transcript=like.source_transcript,
             source_type=like.source_type,
+            evidence=None if details is None else details.evidence,
+            ingested_at=None if details is None else details.ingested_at,
+            last_confirmed=None if details is None else details.last_confirmed,
         )
         self.record(event)
         return _created_view(event)
@@ -267,3 +423,44 @@ class WorkingGraph:
     def delete_relation(self, relation: RelationView) -> None:
         key = relation_key(relation)
         self.record(RelationDeleted(from_entity=key[0], to_entity=key[1], relation_type=key[2]))
+
+
+class _OverlayNames:
+    """NameLookup of a WorkingGraph: the names it touched answered from its overlay, every
+    other name from the underlying graph's lookup (a command touches few names)."""
+
+    def __init__(self, work: WorkingGraph) -> None:
+        self._work = work
+        self._base = work.base_names()
+        touched = work.touched_names()
+        self._touched = set(touched)
+        alive = [name for name in touched if work.has_entity(name)]
+        self._alive: list[tuple[str, list[str]]] = []
+        for name in alive:
+            attributes = work.entity_attributes(name)
+            self._alive.append((name, [] if attributes is None else attributes.aliases))
+
+    def _merge(self, base: Sequence[str], mine: Iterable[str]) -> Sequence[str]:
+        kept = [name for name in base if name not in self._touched]
+        return sorted({*kept, *mine})
+
+    def has_name(self, name: str) -> bool:
+        if name in self._touched:
+            return self._work.has_entity(name)
+        return self._base.has_name(name)
+
+    def names_folded(self, folded: str) -> Sequence[str]:
+        mine = (name for name, _ in self._alive if fold_name(name) == folded)
+        return self._merge(self._base.names_folded(folded), mine)
+
+    def names_with_alias(self, folded: str) -> Sequence[str]:
+        mine = (
+            name
+            for name, aliases in self._alive
+            if any(fold_name(alias) == folded for alias in aliases)
+        )
+        return self._merge(self._base.names_with_alias(folded), mine)
+
+    def names_with_slug(self, key: str) -> Sequence[str]:
+        mine = (name for name, _ in self._alive if slug(name) == key)
+        return self._merge(self._base.names_with_slug(key), mine)

@@ -178,6 +178,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
     limits = app.settings.limits
     catalog = ToolCatalog(app.settings.tools)
     family = GraphFamily.from_settings(app.settings) if "graph" in app.settings.tools else None
+    clock = app.settings.graph.wall_clock()
 
     async def find_tool(name: str) -> ToolSpec | None:
         # Static tools need no look-up; a schema tool is the one of the schemas in force now.
@@ -201,7 +202,14 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
             outcome = error(f"MCP error -32602: Tool {name} not found")
         else:
             tool_context = ToolContext(
-                graph, limits, cause, app.transactions, app.hooks, app.time_travel, family
+                graph,
+                limits,
+                cause,
+                app.transactions,
+                app.hooks,
+                app.time_travel,
+                family,
+                clock,
             )
             outcome = await _run(spec, tool_context, arguments)
             if outcome.mutated and not outcome.is_error:
@@ -303,7 +311,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
 async def _run(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutcome:
     def failed(message: str, suggestions: list[str] | None = None) -> ToolOutcome:
         if spec.error_style == "mesh":
-            return mesh_error(message, suggestions=suggestions or ())
+            return mesh_error(message, clock=ctx.clock, suggestions=suggestions or ())
         return error(message)
 
     try:

@@ -15,6 +15,7 @@ from actors.hooks import Hooks
 from actors.time_travel import TimeTravel
 from actors.transaction_coordinator import TransactionGateway
 from eventstore.events import Cause
+from eventstore.hlc import WallClock
 from graphmem.limits import InputLimits
 from graphmem.tools.graph_family import GraphFamily
 
@@ -37,6 +38,9 @@ class ToolContext:
     time_travel: TimeTravel | None = None
     # The graph family's files, tunables and clock; None when the profile does not serve it.
     family: GraphFamily | None = None
+    # The process's one wall clock (the log's; GRAPHMEM_CLOCK_OFFSET_DAYS moves it): answers
+    # that carry a time read it.
+    clock: WallClock = field(default_factory=WallClock)
 
 
 @dataclass(frozen=True)

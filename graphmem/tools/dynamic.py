@@ -25,6 +25,7 @@ from actors.schema_plans import (
     plan_update,
     unwrap_arguments,
 )
+from eventstore.hlc import WallClock
 from graphmem.limits import InputLimits
 from graphmem.tools.base import (
     Runner,
@@ -110,7 +111,7 @@ def _runner(schema: EntitySchema, action: Action, tool_name: str) -> Runner:
         else:
             steps = [plan_delete(schema, values)]
         results = await _commit(ctx, steps)
-        return _answer(schema, action, results)
+        return _answer(schema, action, results, ctx.clock)
 
     return run
 
@@ -125,7 +126,9 @@ async def _commit(ctx: ToolContext, steps: Sequence[Command]) -> list[CommandRes
     return list(committed.results)
 
 
-def _answer(schema: EntitySchema, action: Action, results: Sequence[CommandResult]) -> ToolOutcome:
+def _answer(
+    schema: EntitySchema, action: Action, results: Sequence[CommandResult], clock: WallClock
+) -> ToolOutcome:
     match action:
         case "add":
             nodes = [n for r in results if isinstance(r, AddNodesResult) for n in r.nodes]
@@ -152,7 +155,7 @@ def _answer(schema: EntitySchema, action: Action, results: Sequence[CommandResul
                 "deletedNode": name,
                 "removedEdges": msgspec.to_builtins(deleted.edges_removed),
             }
-    return mesh_ok(data, f"{_DONE[action]} {schema.type_name}: {name}", mutated=True)
+    return mesh_ok(data, f"{_DONE[action]} {schema.type_name}: {name}", clock=clock, mutated=True)
 
 
 def check_values(

@@ -93,7 +93,7 @@ async def add_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     result = await ctx.graph.execute(command, ctx.cause)
     names = [n.name for n in result.nodes]
     data = {"nodes": msgspec.to_builtins(result.nodes)}
-    return mesh_ok(data, _listed("Added", "node", names), mutated=True)
+    return mesh_ok(data, _listed("Added", "node", names), mutated=True, clock=ctx.clock)
 
 
 async def update_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -101,7 +101,7 @@ async def update_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     result = await ctx.graph.execute(command, ctx.cause)
     names = [n.name for n in result.nodes]
     data = {"nodes": msgspec.to_builtins(result.nodes)}
-    return mesh_ok(data, _listed("Updated", "node", names), mutated=True)
+    return mesh_ok(data, _listed("Updated", "node", names), mutated=True, clock=ctx.clock)
 
 
 async def delete_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -116,7 +116,7 @@ async def delete_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         "notFound": list(result.not_found),
         "edgesRemoved": msgspec.to_builtins(result.edges_removed),
     }
-    return mesh_ok(data, _not_found(action, result.not_found), mutated=True)
+    return mesh_ok(data, _not_found(action, result.not_found), mutated=True, clock=ctx.clock)
 
 
 # --- edges ------------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ async def add_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     result = await ctx.graph.execute(command, ctx.cause)
     texts = [_edge_text(e.from_entity, e.to_entity, e.edge_type) for e in result.edges]
     data = {"edges": msgspec.to_builtins(result.edges)}
-    return mesh_ok(data, _listed("Added", "edge", texts), mutated=True)
+    return mesh_ok(data, _listed("Added", "edge", texts), mutated=True, clock=ctx.clock)
 
 
 async def update_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -149,7 +149,7 @@ async def update_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     result = await ctx.graph.execute(command, ctx.cause)
     texts = [_edge_text(e.from_entity, e.to_entity, e.edge_type) for e in result.edges]
     data = {"edges": msgspec.to_builtins(result.edges)}
-    return mesh_ok(data, _listed("Updated", "edge", texts), mutated=True)
+    return mesh_ok(data, _listed("Updated", "edge", texts), mutated=True, clock=ctx.clock)
 
 
 async def delete_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -168,7 +168,7 @@ async def delete_edges(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         "deleted": msgspec.to_builtins(result.deleted),
         "notFound": msgspec.to_builtins(missing),
     }
-    return mesh_ok(data, action, mutated=True)
+    return mesh_ok(data, action, mutated=True, clock=ctx.clock)
 
 
 # --- metadata ---------------------------------------------------------------------------------
@@ -189,7 +189,7 @@ async def add_metadata(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
             {"nodeName": r.node_name, "addedMetadata": list(r.entries)} for r in result.results
         ]
     }
-    return mesh_ok(data, _per_node("Added", "to", result.results), mutated=True)
+    return mesh_ok(data, _per_node("Added", "to", result.results), mutated=True, clock=ctx.clock)
 
 
 async def delete_metadata(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -201,7 +201,9 @@ async def delete_metadata(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
             {"nodeName": r.node_name, "deletedMetadata": list(r.entries)} for r in result.results
         ]
     }
-    return mesh_ok(data, _per_node("Deleted", "from", result.results), mutated=True)
+    return mesh_ok(
+        data, _per_node("Deleted", "from", result.results), mutated=True, clock=ctx.clock
+    )
 
 
 # --- reads ------------------------------------------------------------------------------------
@@ -234,7 +236,7 @@ async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         action = "Read complete knowledge graph (graph is empty - no nodes or edges exist yet)"
     else:
         action = f"Read complete knowledge graph ({nodes} nodes, {edges} edges)"
-    return mesh_ok(value, action + as_of_phrase(point))
+    return mesh_ok(value, action + as_of_phrase(point), clock=ctx.clock)
 
 
 async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -251,7 +253,11 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     ctx.hooks.after("Search", data={"query": query, "results": value, **as_of_data(point)})
     found = len(value["nodes"])
     outcome = f"found {found} nodes" if found else "no matching nodes found"
-    return mesh_ok(value, f'Searched nodes with query: "{query}"{as_of_phrase(point)} - {outcome}')
+    return mesh_ok(
+        value,
+        f'Searched nodes with query: "{query}"{as_of_phrase(point)} - {outcome}',
+        clock=ctx.clock,
+    )
 
 
 async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -276,7 +282,7 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         action = f"Retrieved {len(value['nodes'])} nodes. Not found: {', '.join(missing)}"
     else:
         action = f"Retrieved nodes: {', '.join(requested)}"
-    return mesh_ok(value, action + as_of_phrase(point))
+    return mesh_ok(value, action + as_of_phrase(point), clock=ctx.clock)
 
 
 def _spec(tool: types.Tool, run: Runner) -> ToolSpec:

@@ -8,28 +8,34 @@ structured content. Error: the text is the JSON of `{error, context?, suggestion
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
+from eventstore.hlc import WallClock
 from graphmem.tools.base import ToolOutcome, render
+from projections.graph_time import format_ms
 
 __all__ = ["mesh_error", "mesh_ok", "timestamp"]
 
 
-def timestamp() -> str:
-    """Now, as ISO-8601 UTC with milliseconds (JavaScript's toISOString, as upstream)."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+def timestamp(clock: WallClock) -> str:
+    """Now by the process's one clock (GRAPHMEM_CLOCK_OFFSET_DAYS moves it, as it moves the
+    event stamps), as ISO-8601 UTC with milliseconds (JavaScript's toISOString, as upstream)."""
+    text = format_ms(clock())
+    assert text is not None
+    return text
 
 
-def mesh_ok(data: Any, action_taken: str, *, mutated: bool = False) -> ToolOutcome:
-    body = {"data": data, "actionTaken": action_taken, "timestamp": timestamp()}
+def mesh_ok(
+    data: Any, action_taken: str, *, clock: WallClock, mutated: bool = False
+) -> ToolOutcome:
+    body = {"data": data, "actionTaken": action_taken, "timestamp": timestamp(clock)}
     return ToolOutcome(texts=[render(body)], structured=body, mutated=mutated)
 
 
 def mesh_error(
     message: str,
     *,
+    clock: WallClock,
     suggestions: Sequence[str] = (),
     context: Mapping[str, Any] | None = None,
 ) -> ToolOutcome:
@@ -37,5 +43,5 @@ def mesh_error(
     if context:
         body["context"] = dict(context)
     body["suggestions"] = list(suggestions)
-    body["timestamp"] = timestamp()
+    body["timestamp"] = timestamp(clock)
     return ToolOutcome(texts=[render(body)], structured=body, is_error=True)

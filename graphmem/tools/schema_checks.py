@@ -93,7 +93,7 @@ async def check_schemas(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     else:
         action = f"Checked entities{scope}{as_of_phrase(point)} against their schemas: all conform"
     data = {"problems": found, "nonconforming": nonconforming, **as_of_data(point)}
-    return mesh_ok(data, action)
+    return mesh_ok(data, action, clock=ctx.clock)
 
 
 CHECK_SCHEMAS = ToolSpec(CHECK_SCHEMAS_TOOL, check_schemas, error_style="mesh")

@@ -115,7 +115,10 @@ def test_a_rename_is_tombstones_then_creations_then_a_marker() -> None:
         RelationDeleted(from_entity="A", to_entity="B", relation_type="r"),
         EntityCreated(name="C", entity_type="u"),
         ObservationAdded(entity="C", content="o"),
-        RelationCreated(from_entity="C", to_entity="B", relation_type="r"),
+        # The moved relation keeps when it was learned and confirmed (the test stamps: 0 ms).
+        RelationCreated(
+            from_entity="C", to_entity="B", relation_type="r", ingested_at=0, last_confirmed=0
+        ),
         EntityRenamed(old_name="A", new_name="C"),
     ]
 

@@ -440,7 +440,14 @@ def test_repointing_an_edge_keeps_its_weight_and_applies_a_new_one() -> None:
 
     assert decision.events == [
         RelationDeleted(from_entity="A", to_entity="B", relation_type="r"),
-        RelationCreated(from_entity="A", to_entity="C", relation_type="r", weight=0.5),
+        RelationCreated(
+            from_entity="A",
+            to_entity="C",
+            relation_type="r",
+            weight=0.5,
+            ingested_at=0,  # kept through the move (the test stamps: 0 ms)
+            last_confirmed=0,
+        ),
     ]
     assert decision.result == UpdateEdgesResult([EdgeInput("A", "C", "r", 0.5)])
     assert edges_of(graph) == [("A", "C", "r", 0.5)]

@@ -15,6 +15,7 @@ from eventstore.memory_log import InMemoryEventLog
 from graphmem.app import App, start_actors, stop_actors
 from graphmem.config import Settings
 from graphmem.tools.catalog import MESH_TOOL_NAMES, STATIC_TOOL_NAMES, ToolCatalog, static_tools
+from graphmem.tools.graph_tools import GRAPH_TOOLS
 from graphmem.tools.history_tools import HISTORY_TOOLS
 from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
@@ -22,6 +23,7 @@ from graphmem.tools.mesh import MESH_TOOLS
 from projections.entity_schema import EntitySchema, canonical_json, parse_schema
 
 MEMORY_NAMES = [spec.tool.name for spec in (*MEMORY_TOOLS, *MEMORY_EXTENSION_TOOLS, *HISTORY_TOOLS)]
+GRAPH_NAMES = [spec.tool.name for spec in GRAPH_TOOLS]
 # The schema family's own static tool, listed before the generated ones.
 SCHEMA_STATIC = ["check_schemas"]
 
@@ -71,7 +73,8 @@ def test_where_memory_and_mesh_share_a_name_the_mesh_tool_answers() -> None:
 
 
 def test_every_static_name_of_every_family_is_reserved() -> None:
-    assert set(MEMORY_NAMES) | set(MESH_TOOL_NAMES) | set(SCHEMA_STATIC) == STATIC_TOOL_NAMES
+    every = set(MEMORY_NAMES) | set(MESH_TOOL_NAMES) | set(SCHEMA_STATIC) | set(GRAPH_NAMES)
+    assert every == STATIC_TOOL_NAMES
 
 
 def test_without_the_schema_family_schemas_add_no_tools() -> None:

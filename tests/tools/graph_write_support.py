@@ -1,0 +1,51 @@
+"""Both protocol eras' clients of a server that serves the memory and graph families."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp.types as types
+from mcp import Client, ClientSession
+
+from tests.tools.support import call, legacy_session, modern_client, text, value
+
+__all__ = ["ERAS", "GraphClient", "graph_client", "tool_call", "tool_error", "tool_value"]
+
+ERAS = ("legacy", "modern")
+GraphClient = ClientSession | Client
+
+
+@asynccontextmanager
+async def graph_client(era: str, data_dir: Path, **env: str) -> AsyncIterator[GraphClient]:
+    """A client of `era` on a fresh server with the memory and graph families."""
+    if era == "legacy":
+        async with legacy_session(data_dir, tools="memory,graph", **env) as session:
+            yield session
+    else:
+        async with modern_client(data_dir, tools="memory,graph", **env) as client:
+            yield client
+
+
+async def tool_call(
+    client: GraphClient, tool: str, arguments: dict[str, Any]
+) -> types.CallToolResult:
+    return await call(client, tool, arguments)
+
+
+async def tool_value(client: GraphClient, tool: str, arguments: dict[str, Any]) -> Any:
+    """The tool's JSON answer; its structured content must be the same object."""
+    result = await call(client, tool, arguments)
+    answer = value(result)
+    if result.structured_content is not None:
+        assert result.structured_content == answer
+    return answer
+
+
+async def tool_error(client: GraphClient, tool: str, arguments: dict[str, Any]) -> str:
+    """The text of a refused call (which must be an isError result)."""
+    result = await call(client, tool, arguments)
+    assert result.is_error, text(result)
+    return text(result)
