@@ -42,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 QUICK_RESULTS = HERE / ".cache" / "quick"
 PROFILES = HERE / ".cache" / "profiles"
+LOGS = HERE / ".cache" / "logs"
 FULL = GraphSpec(100_000, 300_000)
 MB = 1024 * 1024
 TOOLS = "memory,graph"
@@ -73,6 +74,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out-dir", type=Path, default=None, help="where the results go")
     parser.add_argument("--cache-dir", type=Path, default=CACHE, help="where built graphs are kept")
     parser.add_argument("--dir", default=None, help="scratch dir (default: a temp dir)")
+    parser.add_argument(
+        "--logs-dir", type=Path, default=LOGS, help="where the server's stderr goes"
+    )
     args = parser.parse_args(argv)
     given = list(argv) if argv is not None else sys.argv[1:]
     args.command = " ".join(["python -m bench.graph_family", *given])
@@ -97,7 +101,7 @@ def _summary(reply: Reply) -> dict[str, Any]:
     for key, value in structured.items():
         if isinstance(value, list):
             facts[key] = len(value)
-        elif isinstance(value, int | float | bool):
+        elif isinstance(value, int | float | bool) or (isinstance(value, str) and len(value) < 40):
             facts[key] = value
         elif isinstance(value, dict) and isinstance(value.get("total"), int):
             facts[f"{key}.total"] = value["total"]
@@ -271,7 +275,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = say) -> dict
     operations = [
         op for op in OPERATIONS if chosen is None or op.label in chosen or op.tool in chosen
     ]
-    logs = args.out_dir / "logs"
+    logs: Path = args.logs_dir
     logs.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
         "command": args.command,
