@@ -9,8 +9,9 @@ by type, the weight sum, degrees for orphans, CONTRADICTS edges).
 It is built on the first read that needs it (`family_index(graph)`), like the projection's name
 indexes, and never in snapshots. From then on the fold tells it which names and relation keys
 each event touches (one set insertion), and the next read re-derives just those entries. A
-decay run changes every decayed value, so a new newest run rebuilds the whole index (once per
-run, never per read). Reads go through `refresh()` first.
+decay run changes every decayed value, so a new newest run recomputes those (once per
+run, never per read): entries keep the values as written, so a new run re-derives only the
+decayed figures. Reads go through `refresh()` first.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sortedcontainers import SortedList
@@ -33,11 +34,12 @@ from eventstore.events import (
     RelationCreated,
     RelationDeleted,
     RelationUpdated,
+    Stamp,
 )
 from projections.graph import GraphProjection
 from projections.graph_decay import newest_run
 from projections.graph_family._tokens import TokenIndex, entity_tokens
-from projections.graph_family._values import Reading
+from projections.graph_family._values import Reading, decayed_confidence, decayed_weight
 from projections.naming import fold_name
 
 __all__ = ["CONTRADICTS", "EntityEntry", "FamilyIndex", "family_index", "is_contradiction"]
@@ -71,10 +73,20 @@ class EntityEntry:
     entity_type: str
     tokens: frozenset[str]
     folded: frozenset[str]  # its name and aliases, folded (the "equals the query" rank)
-    confidence: float  # decayed
+    base_confidence: float  # as written
+    confidence: float  # as shown: decayed by the index's run
     last_seen: int
     rule: bool
     directory: str | None  # a Project's `directory` property
+    created: Stamp  # its latest creation: a newer one hides the relations made before it
+
+    def decayed_by(self, run: DecayApplied | None) -> EntityEntry:
+        return replace(
+            self,
+            confidence=decayed_confidence(
+                self.base_confidence, self.last_seen, self.entity_type, run, rule=self.rule
+            ),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,19 +94,31 @@ class RelationEntry:
     """What the index keeps of a visible relation."""
 
     key: RelationKey
-    weight_micro: int  # decayed weight in millionths (sums stay exact)
+    weight: float  # as written
+    last_confirmed: int
+    exempt: bool  # touches a rule entity
+    weight_micro: int  # as shown (decayed by the index's run), in millionths: sums stay exact
     unresolved: bool | None  # a CONTRADICTS edge: whether it is unresolved; else None
+
+    def decayed_by(self, run: DecayApplied | None) -> RelationEntry:
+        weight = decayed_weight(self.weight, self.last_confirmed, run, exempt=self.exempt)
+        return replace(self, weight_micro=round(weight * _MICRO))
 
 
 class FamilyIndex:
-    """Derived entries and tallies over one projection (see the module docstring)."""
+    """Derived entries and tallies over one projection (see the module docstring).
+
+    Two halves: the entities' (built with the index) and the relations' (built by the first
+    read that needs a relation tally, so search and listings never pay for 300,000 edges).
+    """
 
     def __init__(self, graph: GraphProjection) -> None:
         self._graph = graph
         self._dirty_entities: set[str] = set()
         self._dirty_relations: set[RelationKey] = set()
         self._decay_dirty = False
-        self._build()
+        self._relations: dict[RelationKey, RelationEntry] | None = None
+        self._build_entities()
 
     # --- told by the fold ---------------------------------------------------------------
 
@@ -105,25 +129,21 @@ class FamilyIndex:
         elif kind in _ENTITY_EVENTS:
             self._dirty_entities.add(event.name)
         elif kind in _RELATION_EVENTS:
-            self._dirty_relations.add((event.from_entity, event.to_entity, event.relation_type))
+            if self._relations is not None:
+                key = (event.from_entity, event.to_entity, event.relation_type)
+                self._dirty_relations.add(key)
         elif kind is DecayApplied:
             self._decay_dirty = True
 
     # --- building and catching up -------------------------------------------------------
 
-    def _build(self) -> None:
+    def _build_entities(self) -> None:
         graph = self._graph
         reading = Reading(graph)
         self.run = reading.run
         self._entities: dict[str, EntityEntry] = {}
-        self._relations: dict[RelationKey, RelationEntry] = {}
         self.entities_by_type: Counter[str] = Counter()
         self._names_by_type: dict[str, set[str]] = {}
-        self.edges_by_type: Counter[str] = Counter()
-        self._weight_micro = 0
-        self._degree: Counter[str] = Counter()
-        self._contradictions: dict[RelationKey, bool] = {}
-        self.unresolved_contradictions = 0
         self._projects: dict[str, str] = {}
         self._stale_threshold: float | None = None
         self._stale: SortedList[tuple[int, str]] = SortedList()
@@ -132,40 +152,76 @@ class FamilyIndex:
             self._entities[entry.name] = entry
             self._count_entity(entry, 1)
         self._tokens = TokenIndex.of((e.name, e.tokens) for e in entries)
-        self._by_confidence: SortedList[tuple[float, str]] = SortedList(
-            (-e.confidence, e.name) for e in entries
-        )
+        self._order_by_confidence(entries)
         self._by_last_seen: SortedList[tuple[int, str]] = SortedList(
             (-e.last_seen, e.name) for e in entries
         )
         self._by_name: SortedList[str] = SortedList(e.name for e in entries)
+
+    def _order_by_confidence(self, entries: list[EntityEntry]) -> None:
+        self._by_confidence: SortedList[tuple[float, str]] = SortedList(
+            (-e.confidence, e.name) for e in entries
+        )
+        by_type: dict[str, list[float]] = {}
+        for entry in entries:
+            by_type.setdefault(entry.entity_type, []).append(-entry.confidence)
+        self._type_confidences: dict[str, SortedList[float]] = {
+            t: SortedList(values) for t, values in by_type.items()
+        }
+
+    def _relation_half(self) -> dict[RelationKey, RelationEntry]:
+        if self._relations is not None:
+            return self._relations
+        self._relations = {}
+        self.edges_by_type: Counter[str] = Counter()
+        self._weight_micro = 0
+        self._degree: Counter[str] = Counter()
+        self._contradictions: dict[RelationKey, bool] = {}
+        self._unresolved = 0
+        graph = self._graph
+        rules = {name for name, entry in self._entities.items() if entry.rule}
+        run = self.run
         for key in graph.relation_keys():
-            relation = _relation_entry(reading, key)
+            relation = _relation_entry(graph, key, run, rules)
             if relation is not None:
                 self._relations[key] = relation
                 self._count_relation(relation, 1)
-        self._dirty_entities.clear()
-        self._dirty_relations.clear()
-        self._decay_dirty = False
+        return self._relations
 
     def refresh(self) -> None:
         """Re-derive what the events folded since the last read touched."""
         if self._decay_dirty:
             self._decay_dirty = False
-            if newest_run(self._graph.decay_runs()) is not self.run:
-                self._build()
-                return
+            run = newest_run(self._graph.decay_runs())
+            if run is not self.run:
+                self._decay(run)
         if not self._dirty_entities and not self._dirty_relations:
             return
         reading = Reading(self._graph)
         names, self._dirty_entities = self._dirty_entities, set()
         keys, self._dirty_relations = self._dirty_relations, set()
         for name in names:
-            if self._set_entity(reading, name):
-                # Alive or rule-ness changed: its relations' visibility or decay did too.
+            if self._set_entity(reading, name) and self._relations is not None:
+                # Alive, created anew or rule-ness changed: its relations' visibility or
+                # decay did too.
                 keys.update(self._graph.incident_keys(name, hidden=True))
-        for key in keys:
-            self._set_relation(reading, key)
+        if self._relations is not None:
+            rules = {name for name in _ends(keys) if (e := self._entities.get(name)) and e.rule}
+            for key in keys:
+                self._set_relation(key, rules)
+
+    def _decay(self, run: DecayApplied | None) -> None:
+        """Every decayed figure again, for a new newest run (what else is kept, stays)."""
+        self.run = run
+        entries = [entry.decayed_by(run) for entry in self._entities.values()]
+        self._entities = {entry.name: entry for entry in entries}
+        self._order_by_confidence(entries)
+        self._stale_threshold = None  # rebuilt by the next stale() for its threshold
+        self._stale = SortedList()
+        if self._relations is not None:
+            relations = [entry.decayed_by(run) for entry in self._relations.values()]
+            self._relations = {entry.key: entry for entry in relations}
+            self._weight_micro = sum(entry.weight_micro for entry in relations)
 
     def _set_entity(self, reading: Reading, name: str) -> bool:
         old = self._entities.pop(name, None)
@@ -177,12 +233,13 @@ class FamilyIndex:
             self._remember_entity(new)
         if old is None or new is None:
             return old is not new
-        return old.rule is not new.rule
+        return old.rule is not new.rule or old.created != new.created
 
     def _remember_entity(self, entry: EntityEntry) -> None:
         self._count_entity(entry, 1)
         self._tokens.add(entry.name, entry.tokens)
         self._by_confidence.add((-entry.confidence, entry.name))
+        self._type_confidences.setdefault(entry.entity_type, SortedList()).add(-entry.confidence)
         self._by_last_seen.add((-entry.last_seen, entry.name))
         self._by_name.add(entry.name)
 
@@ -190,6 +247,10 @@ class FamilyIndex:
         self._count_entity(entry, -1)
         self._tokens.remove(entry.name, entry.tokens)
         self._by_confidence.remove((-entry.confidence, entry.name))
+        confidences = self._type_confidences[entry.entity_type]
+        confidences.remove(-entry.confidence)
+        if not confidences:
+            del self._type_confidences[entry.entity_type]
         self._by_last_seen.remove((-entry.last_seen, entry.name))
         self._by_name.remove(entry.name)
 
@@ -215,13 +276,14 @@ class FamilyIndex:
             else:
                 self._stale.discard((entry.last_seen, entry.name))
 
-    def _set_relation(self, reading: Reading, key: RelationKey) -> None:
-        old = self._relations.pop(key, None)
+    def _set_relation(self, key: RelationKey, rules: set[str]) -> None:
+        relations = self._relation_half()
+        old = relations.pop(key, None)
         if old is not None:
             self._count_relation(old, -1)
-        new = _relation_entry(reading, key)
+        new = _relation_entry(self._graph, key, self.run, rules)
         if new is not None:
-            self._relations[key] = new
+            relations[key] = new
             self._count_relation(new, 1)
 
     def _count_relation(self, entry: RelationEntry, sign: int) -> None:
@@ -240,35 +302,16 @@ class FamilyIndex:
             else:
                 self._contradictions.pop(entry.key, None)
             if entry.unresolved:
-                self.unresolved_contradictions += sign
+                self._unresolved += sign
 
-    # --- reads --------------------------------------------------------------------------
+    # --- reads: entities ----------------------------------------------------------------
 
     @property
     def entity_count(self) -> int:
         return len(self._entities)
 
-    @property
-    def relation_count(self) -> int:
-        return len(self._relations)
-
     def entry(self, name: str) -> EntityEntry | None:
         return self._entities.get(name)
-
-    def average_weight(self) -> float:
-        if not self._relations:
-            return 0.0
-        return self._weight_micro / _MICRO / len(self._relations)
-
-    def orphans(self) -> int:
-        """Alive entities without a visible relation (a visible one has both ends alive)."""
-        return len(self._entities) - len(self._degree)
-
-    def degree(self, name: str) -> int:
-        return self._degree.get(name, 0)
-
-    def contradiction_keys(self) -> list[RelationKey]:
-        return list(self._contradictions)
 
     def stale(self, threshold: float, seen_before: int) -> int:
         """Entities whose confidence is below `threshold` and last_seen before `seen_before`."""
@@ -301,10 +344,17 @@ class FamilyIndex:
             return (name for _, name in self._by_last_seen)
         return iter(self._by_name)
 
-    def count_confident(self, min_confidence: float) -> int:
-        """How many alive entities have a confidence of at least `min_confidence`."""
+    def count_confident(self, min_confidence: float, types: set[str] | None = None) -> int:
+        """How many alive entities (of `types`, if given) have a confidence of at least
+        `min_confidence`."""
         bound = math.nextafter(-min_confidence, math.inf)
-        return self._by_confidence.bisect_left((bound, ""))
+        if types is None:
+            return self._by_confidence.bisect_left((bound, ""))
+        return sum(
+            self._type_confidences[t].bisect_left(bound)
+            for t in types
+            if t in self._type_confidences
+        )
 
     def confident(self, min_confidence: float) -> Iterator[str]:
         """Names with a confidence of at least `min_confidence`, most confident first."""
@@ -317,6 +367,45 @@ class FamilyIndex:
     def names_with_prefix(self, prefix: str) -> set[str]:
         return self._tokens.names_with_prefix(prefix)
 
+    def names_with_token(self, token: str) -> frozenset[str] | set[str]:
+        return self._tokens.names_with_token(token)
+
+    def prefix_size(self, prefix: str, most_tokens: int) -> int | None:
+        return self._tokens.prefix_size(prefix, most_tokens)
+
+    # --- reads: relations ---------------------------------------------------------------
+
+    @property
+    def relation_count(self) -> int:
+        return len(self._relation_half())
+
+    def average_weight(self) -> float:
+        relations = self._relation_half()
+        if not relations:
+            return 0.0
+        return self._weight_micro / _MICRO / len(relations)
+
+    def orphans(self) -> int:
+        """Alive entities without a visible relation (a visible one has both ends alive)."""
+        self._relation_half()
+        return len(self._entities) - len(self._degree)
+
+    def edge_types(self) -> dict[str, int]:
+        self._relation_half()
+        return dict(self.edges_by_type)
+
+    def unresolved_contradictions(self) -> int:
+        self._relation_half()
+        return self._unresolved
+
+    def contradiction_keys(self) -> list[RelationKey]:
+        self._relation_half()
+        return list(self._contradictions)
+
+
+def _ends(keys: set[RelationKey]) -> set[str]:
+    return {name for key in keys for name in key[:2]}
+
 
 def _entity_entry(reading: Reading, name: str) -> EntityEntry:
     attrs = reading.attrs(name)
@@ -327,18 +416,27 @@ def _entity_entry(reading: Reading, name: str) -> EntityEntry:
         entity_type,
         entity_tokens(name, attrs.aliases),
         frozenset([fold_name(name), *(fold_name(a) for a in attrs.aliases)]),
+        attrs.confidence,
         reading.confidence(name),
         attrs.last_seen,
         reading.is_rule(name),
         directory if isinstance(directory, str) and directory else None,
+        reading.graph.creation_key(name) or (0, "", 0),
     )
 
 
-def _relation_entry(reading: Reading, key: RelationKey) -> RelationEntry | None:
-    facts = reading.edge(key)
-    if facts is None:
+def _relation_entry(
+    graph: GraphProjection, key: RelationKey, run: DecayApplied | None, rules: set[str]
+) -> RelationEntry | None:
+    view = graph.relation(*key)
+    details = graph.relation_details(*key)
+    if view is None or details is None:
         return None
+    exempt = key[0] in rules or key[1] in rules
+    weight = decayed_weight(view.weight, details.last_confirmed, run, exempt=exempt)
     unresolved = None
     if is_contradiction(key[2]):
-        unresolved = facts.view.properties.get("resolved") is not True
-    return RelationEntry(key, round(facts.weight * _MICRO), unresolved)
+        unresolved = view.properties.get("resolved") is not True
+    return RelationEntry(
+        key, view.weight, details.last_confirmed, exempt, round(weight * _MICRO), unresolved
+    )

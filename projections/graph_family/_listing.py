@@ -42,30 +42,36 @@ def graph_entities(graph: GraphProjection, options: ListOptions) -> dict[str, An
     """graph_entities' answer object for `options` over `graph`."""
     index = family_index(graph)
     reading = Reading(graph)
-    keep = _filter(index, options)
+    keep_entry = _filter(options)
     if options.search is not None:
-        matched = [n for n in keyword_search(index, reading.lookup, options.search) if keep(n)]
-        names, total = matched[: options.limit], len(matched)
+        names, total = keyword_search(
+            index, reading.lookup, options.search, keep=keep_entry, limit=options.limit
+        )
     else:
+
+        def keep(name: str) -> bool:
+            entry = index.entry(name)
+            return entry is not None and (keep_entry is None or keep_entry(entry))
+
         names, total = _listed(index, options, keep)
     entities = []
     for name in names:
         value = reading.node(name)
-        value["edge_count"] = index.degree(name)
+        value["edge_count"] = len(graph.incident_keys(name))
         entities.append(value)
     return {"entities": entities, "total": total}
 
 
-def _filter(index: FamilyIndex, options: ListOptions) -> Callable[[str], bool]:
+def _filter(options: ListOptions) -> Callable[[EntityEntry], bool] | None:
+    """What `type` and `min_confidence` keep; None when neither is given."""
+    if options.entity_type is None and options.min_confidence is None:
+        return None
     matches_type = None if options.entity_type is None else type_filter([options.entity_type])
     least = options.min_confidence
 
-    def keep(name: str) -> bool:
-        entry = index.entry(name)
-        return (
-            entry is not None
-            and (matches_type is None or matches_type(entry.entity_type))
-            and (least is None or entry.confidence >= least)
+    def keep(entry: EntityEntry) -> bool:
+        return (matches_type is None or matches_type(entry.entity_type)) and (
+            least is None or entry.confidence >= least
         )
 
     return keep
@@ -83,7 +89,7 @@ def _listed(
         return list(islice(filter(keep, ordered), options.limit)), total
     types = index.types_matching(type_filter([options.entity_type]))
     of_type = index.names_of_types(types)
-    total = len(of_type) if least is None else sum(1 for name in of_type if keep(name))
+    total = len(of_type) if least is None else index.count_confident(least, types)
     if len(of_type) * _SPARSE_SHARE >= index.entity_count:
         return list(islice(filter(keep, index.ordered(options.sort_by)), options.limit)), total
     entries = [e for e in map(index.entry, of_type) if e is not None and keep(e.name)]

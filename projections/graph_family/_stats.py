@@ -34,12 +34,12 @@ def graph_stats(
         },
         "edges": {
             "total": index.relation_count,
-            "by_type": dict(sorted(index.edges_by_type.items())),
+            "by_type": dict(sorted(index.edge_types().items())),
         },
         "health": {
             "avg_weight": round(index.average_weight(), 2),
             "orphaned_nodes": index.orphans(),
-            "unresolved_contradictions": index.unresolved_contradictions,
+            "unresolved_contradictions": index.unresolved_contradictions(),
             "stale_nodes": index.stale(stale_confidence, seen_before),
         },
     }

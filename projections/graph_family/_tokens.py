@@ -18,6 +18,8 @@ from projections.naming import slug
 
 __all__ = ["TokenIndex", "entity_tokens", "tokens"]
 
+_NONE: frozenset[str] = frozenset()
+
 # Letters and digits of any script: \w without the underscore.
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -29,9 +31,12 @@ def tokens(text: str) -> list[str]:
 
 
 def entity_tokens(name: str, aliases: Iterable[str]) -> frozenset[str]:
-    """What an entity is found by: the tokens of its name, its slug and its aliases."""
+    """What an entity is found by: the tokens of its name, its slug and its aliases (a slug's
+    parts are its name's tokens, except the hashed slug of a name without any)."""
     found = set(tokens(name))
-    found.update(slug(name).split("-"))
+    if not found:
+        # A name without letters or digits: its id is its hashed slug (`e-<hex>`).
+        found.update(slug(name).split("-"))
     for alias in aliases:
         found.update(tokens(alias))
     found.discard("")
@@ -83,6 +88,20 @@ class TokenIndex:
             if not token.startswith(prefix):
                 return
             yield token
+
+    def names_with_token(self, token: str) -> frozenset[str] | set[str]:
+        """The names indexed under exactly `token` (the index's own set: do not change it)."""
+        return self._names.get(token, _NONE)
+
+    def prefix_size(self, prefix: str, most_tokens: int) -> int | None:
+        """How many (name, token) pairs `prefix` matches; None when it matches more than
+        `most_tokens` distinct tokens (too wide to be worth counting)."""
+        size = 0
+        for seen, token in enumerate(self._prefixed(prefix)):
+            if seen >= most_tokens:
+                return None
+            size += len(self._names[token])
+        return size
 
     def names_with_prefix(self, prefix: str) -> set[str]:
         """Every name indexed under a token that starts with `prefix`."""

@@ -92,8 +92,7 @@ def _starts(
     for entry in entries:
         names = list(graph.resolve_name(entry).names)
         if not names:
-            hits = keyword_search(family_index(graph), reading.lookup, entry)
-            names = hits[:1]
+            names, _ = keyword_search(family_index(graph), reading.lookup, entry, limit=1)
         if names:
             starts.update(dict.fromkeys(names))
         else:

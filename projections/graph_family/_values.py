@@ -30,12 +30,12 @@ def rounded(value: float) -> float:
 
 
 def decayed_confidence(
-    attrs: EntityAttributes, entity_type: str, run: DecayApplied | None
+    confidence: float, last_seen: int, entity_type: str, run: DecayApplied | None, *, rule: bool
 ) -> float:
-    """The confidence shown: the stored one after the newest run, unless exempt."""
-    if run is None or attrs.subtype == EXEMPT_SUBTYPE:
-        return attrs.confidence
-    return decayed(attrs.confidence, attrs.last_seen, run, entity_rate(run, entity_type))
+    """The confidence shown: the stored one after the newest run, unless exempt (`rule`)."""
+    if run is None or rule:
+        return confidence
+    return decayed(confidence, last_seen, run, entity_rate(run, entity_type))
 
 
 def decayed_weight(
@@ -94,7 +94,14 @@ class Reading:
         return self.graph.entity_type(name) or ""
 
     def confidence(self, name: str) -> float:
-        return decayed_confidence(self.attrs(name), self.entity_type(name), self.run)
+        attrs = self.attrs(name)
+        return decayed_confidence(
+            attrs.confidence,
+            attrs.last_seen,
+            self.entity_type(name),
+            self.run,
+            rule=attrs.subtype == EXEMPT_SUBTYPE,
+        )
 
     def is_rule(self, name: str) -> bool:
         return self.attrs(name).subtype == EXEMPT_SUBTYPE

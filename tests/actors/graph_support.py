@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from actors.commands import Command, CommandResult
 from actors.decide import decide
+from eventstore.events import AnyEvent
 from eventstore.hlc import stamp_of
 from projections.graph import GraphProjection
 from tests.helpers import stamp
@@ -19,3 +22,9 @@ def run_at(graph: GraphProjection, command: Command, now_ms: int = T0) -> Comman
     start = graph.position + 1
     graph.apply_all(stamp(decision.events, start_seq=start, hlc=stamp_of(now_ms, start)))
     return decision.result
+
+
+def apply_at(graph: GraphProjection, events: Sequence[AnyEvent], at: int) -> None:
+    """Append `events` as one transaction stamped at wall time `at` after the graph's position."""
+    start = graph.position + 1
+    graph.apply_all(stamp(events, start_seq=start, hlc=stamp_of(at, start)))

@@ -149,6 +149,32 @@ EVENTS: st.SearchStrategy[AnyEvent] = st.one_of(
         relation_type=RELATION_TYPES,
         cleared=RELATION_CLEARS,
     ),
+    # The shapes graph_relate writes: a creation with its whole window and provenance, and a
+    # dated re-assert that re-opens a superseded edge (valid_at given, invalid_at cleared).
+    st.builds(
+        RelationCreated,
+        from_entity=NAMES,
+        to_entity=NAMES,
+        relation_type=RELATION_TYPES,
+        weight=WEIGHTS,
+        valid_at=STAMPS,
+        invalid_at=STAMPS,
+        source_session=st.sampled_from([None, "s1"]),
+        source_transcript=st.sampled_from([None, "t.jsonl"]),
+        evidence=LABELS,
+        ingested_at=TIMES,
+        last_confirmed=TIMES,
+    ),
+    st.builds(
+        RelationUpdated,
+        from_entity=NAMES,
+        to_entity=NAMES,
+        relation_type=RELATION_TYPES,
+        weight=st.none() | WEIGHTS,
+        valid_at=STAMPS,
+        last_confirmed=TIMES,
+        cleared=st.just(["invalid_at"]),
+    ),
     st.builds(RelationDeleted, from_entity=NAMES, to_entity=NAMES, relation_type=RELATION_TYPES),
     st.builds(AuditRecorded, action=st.just("note")),
     st.builds(
