@@ -132,7 +132,7 @@ def _query_options(ctx: ToolContext, tool: str, args: QueryArgs) -> QueryOptions
         for i, entry in enumerate(args.entities)
     ]
     types = None
-    if args.entity_types is not None:
+    if args.entity_types:  # an empty list filters nothing, like an omitted one
         types = [
             name_text(tool, ctx.limits, given, f"entity_types[{i}]")
             for i, given in enumerate(args.entity_types)
@@ -181,15 +181,18 @@ async def entities_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "graph_entities"
     args = parse_graph_args(tool, raw, EntitiesArgs)
     _family(ctx, tool)
-    if args.search is not None:
-        check_text(tool, args.search, "search", ctx.limits.max_query_chars, multiline=False)
+    search = args.search
+    if search is not None:
+        check_text(tool, search, "search", ctx.limits.max_query_chars, multiline=False)
+        if not search.strip():
+            search = None  # a blank search lists, like an omitted one
     entity_type = None
     if args.entity_type is not None:
         entity_type = name_text(tool, ctx.limits, args.entity_type, "type")
     check_range(tool, args.min_confidence, "min_confidence", 0, 1)
     check_range(tool, args.limit, "limit", 1, MAX_LIMIT)
     options = ListOptions(
-        search=args.search,
+        search=search,
         entity_type=entity_type,
         min_confidence=args.min_confidence,
         sort_by=args.sort_by,

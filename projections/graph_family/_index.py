@@ -37,7 +37,7 @@ from eventstore.events import (
     Stamp,
 )
 from projections.graph import GraphProjection
-from projections.graph_decay import newest_run
+from projections.graph_decay import EXEMPT_SUBTYPE, newest_run
 from projections.graph_family._tokens import TokenIndex, entity_tokens
 from projections.graph_family._values import Reading, decayed_confidence, decayed_weight
 from projections.naming import fold_name
@@ -292,10 +292,14 @@ class FamilyIndex:
         if not self.edges_by_type[relation_type]:
             del self.edges_by_type[relation_type]
         self._weight_micro += sign * entry.weight_micro
-        for name in {from_entity, to_entity}:
-            self._degree[name] += sign
-            if not self._degree[name]:
-                del self._degree[name]
+        degree = self._degree
+        degree[from_entity] += sign
+        if not degree[from_entity]:
+            del degree[from_entity]
+        if to_entity != from_entity:
+            degree[to_entity] += sign
+            if not degree[to_entity]:
+                del degree[to_entity]
         if entry.unresolved is not None:
             if sign > 0:
                 self._contradictions[entry.key] = entry.unresolved
@@ -410,6 +414,7 @@ def _ends(keys: set[RelationKey]) -> set[str]:
 def _entity_entry(reading: Reading, name: str) -> EntityEntry:
     attrs = reading.attrs(name)
     entity_type = reading.entity_type(name)
+    rule = attrs.subtype == EXEMPT_SUBTYPE
     directory = attrs.properties.get("directory") if entity_type == PROJECT_TYPE else None
     return EntityEntry(
         name,
@@ -417,9 +422,9 @@ def _entity_entry(reading: Reading, name: str) -> EntityEntry:
         entity_tokens(name, attrs.aliases),
         frozenset([fold_name(name), *(fold_name(a) for a in attrs.aliases)]),
         attrs.confidence,
-        reading.confidence(name),
+        decayed_confidence(attrs.confidence, attrs.last_seen, entity_type, reading.run, rule=rule),
         attrs.last_seen,
-        reading.is_rule(name),
+        rule,
         directory if isinstance(directory, str) and directory else None,
         reading.graph.creation_key(name) or (0, "", 0),
     )

@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from eventstore.events import DecayApplied
+from eventstore.lmdb_log import LmdbEventLog
+from projections.graph_time import DAY_MS, parse_time
 from tests.tools.graph_write_support import (
     ERAS,
     GraphClient,
@@ -253,6 +256,12 @@ async def test_entities_search_type_and_total(tmp_path: Path, era: str) -> None:
         assert everything["total"] == 4
         assert len(everything["entities"]) == 1
         assert confident["total"] == 2
+        blank = await tool_value(client, "graph_entities", {"search": "  "})
+        assert blank["total"] == 4
+        unfiltered = await tool_value(
+            client, "graph_query", {"entities": ["Bob"], "entity_types": []}
+        )
+        assert names(unfiltered) == ["Bob", "Bobby Tables"]
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -456,3 +465,41 @@ async def test_export_writes_new_backups_and_keeps_the_newest(tmp_path: Path, er
         assert [r["record"] for r in rows] == ["meta", "node", "node", "edge"]
         assert rows[3]["from_id"] == "alice"
         assert rows[3]["evidence"] == "met at work"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_reads_show_values_decayed_by_a_run_appended_to_the_log(
+    tmp_path: Path, era: str
+) -> None:
+    data = tmp_path / "data"
+    async with graph_client(era, data) as client:
+        await relate(client, "Ann", "Proj", "works on", to_type="Project", weight=0.8)
+        before = await tool_value(client, "graph_query", {"entities": ["Ann"]})
+    [ann, proj] = before["nodes"]
+    seen = max(parse_time(ann["last_seen"]), parse_time(before["edges"][0]["last_confirmed"]))
+    with LmdbEventLog.open(data) as event_log:  # a run graph_decay would write
+        event_log.append(
+            [
+                DecayApplied(
+                    at=seen + 50 * DAY_MS,
+                    rate=0.996,
+                    rates={"person": 0.998, "project": 0.995},
+                    edge_rate=0.997,
+                    floor=0.01,
+                )
+            ]
+        )
+
+    async with graph_client(era, data) as client:
+        after = await tool_value(client, "graph_query", {"entities": ["Ann"]})
+        listed = await tool_value(client, "graph_entities", {"min_confidence": 0.65})
+        stats = await tool_value(client, "graph_stats", {})
+
+    assert (ann["confidence"], proj["confidence"], before["edges"][0]["weight"]) == (0.8, 0.8, 0.8)
+    assert [n["confidence"] for n in after["nodes"]] == [
+        round(0.8 * 0.998**50, 6),
+        round(0.8 * 0.995**50, 6),
+    ]
+    assert after["edges"][0]["weight"] == round(0.8 * 0.997**50, 6)  # ≈ 0.6884
+    assert [e["name"] for e in listed["entities"]] == ["Ann"]
+    assert stats["health"]["avg_weight"] == 0.69
