@@ -21,7 +21,12 @@ from actors.working_graph import WorkingGraph
 from eventstore.events import EntityCreated, EntityUpdated, RelationCreated, RelationUpdated
 from projections.graph import EntityAttributes, RelationKey, RelationView
 from projections.graph_decay import EXEMPT_SUBTYPE, decayed, entity_rate, newest_run
-from projections.naming import SYMMETRIC_RELATION_TYPES, entity_id, fold_name
+from projections.naming import (
+    NEVER_SUPERSEDE_RELATION_TYPES,
+    SYMMETRIC_RELATION_TYPES,
+    entity_id,
+    fold_name,
+)
 
 __all__ = [
     "EdgeWrite",
@@ -251,7 +256,9 @@ def write_edge(
 ) -> EdgeWritten:
     """Create the edge or re-assert it (§4.1), closing siblings per §5 when dated."""
     key = stored_key(work, write)
-    plan = supersede(key[2], write.valid_at, _siblings(work, key))
+    # Siblings are read only when a dated write can close them (a hub's edges are many).
+    can_close = write.valid_at is not None and key[2] not in NEVER_SUPERSEDE_RELATION_TYPES
+    plan = supersede(key[2], write.valid_at, _siblings(work, key) if can_close else ())
     closed: list[tuple[RelationKey, int]] = []
     if plan.closed_at is not None:
         for target in plan.closed:

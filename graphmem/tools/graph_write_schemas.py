@@ -8,7 +8,7 @@ from __future__ import annotations
 from mcp import types
 
 from graphmem.tools.memory_schemas import tool
-from graphmem.tools.schema import Schema, array, obj, string
+from graphmem.tools.schema import Schema, array, closed_copy, obj, root, string
 
 __all__ = [
     "AUDIT_EVENTS",
@@ -46,6 +46,97 @@ AUDIT_EVENTS = (
 )
 
 _UNIT: Schema = {"type": "number", "minimum": 0, "maximum": 1}
+_NUMBER: Schema = {"type": "number"}
+_INTEGER: Schema = {"type": "integer", "minimum": 0}
+_BOOLEAN: Schema = {"type": "boolean"}
+_OPTIONAL_TIME: Schema = {"type": ["string", "null"], "description": "ISO 8601 UTC; null: not set"}
+_WARNINGS = array(string(), "Adjustments made (clamped weights, kept types, dropped keys)")
+
+# --- outputs (closed: every key an answer may carry is listed) ---
+
+_EDGE_KEY: dict[str, Schema] = {
+    "from": string("Source entity id"),
+    "to": string("Target entity id"),
+    "type": string("Relation type"),
+}
+_EDGE_OUT = obj(
+    {**_EDGE_KEY, "weight": _NUMBER, "valid_at": _OPTIONAL_TIME, "invalid_at": _OPTIONAL_TIME},
+    ["from", "to", "type", "weight", "valid_at", "invalid_at"],
+)
+_SUPERSEDED_OUT = obj(
+    {**_EDGE_KEY, "invalid_at": string("When it stopped being current")},
+    ["from", "to", "type", "invalid_at"],
+)
+# One schema for both modes: single answers action/edge/created_entities, batch the counts
+# and details; both list what they superseded.
+RELATE_OUTPUT = root(
+    closed_copy(
+        obj(
+            {
+                "action": {"enum": ["created", "strengthened"]},
+                "edge": _EDGE_OUT,
+                "created_entities": array(string()),
+                "entities_created": _INTEGER,
+                "entities_merged": _INTEGER,
+                "edges_created": _INTEGER,
+                "edges_strengthened": _INTEGER,
+                "superseded": array(_SUPERSEDED_OUT),
+                "details": array(
+                    obj(
+                        {
+                            "entity": string(),
+                            "id": string(),
+                            "edge": string("<from name>→<TYPE>→<to name>"),
+                            **_EDGE_KEY,
+                            "action": {"enum": ["created", "merged", "strengthened"]},
+                            "weight": _NUMBER,
+                        },
+                        ["action"],
+                    )
+                ),
+                "warnings": _WARNINGS,
+            },
+            ["superseded"],
+        )
+    )
+)
+ADJUST_OUTPUT = root(
+    closed_copy(
+        obj(
+            {
+                "previous_weight": _NUMBER,
+                "new_weight": _NUMBER,
+                "edge": obj(_EDGE_KEY, ["from", "to", "type"]),
+                "pruned": _BOOLEAN,
+            },
+            ["previous_weight", "new_weight", "edge"],
+        )
+    )
+)
+DELETE_OUTPUT = root(
+    closed_copy(
+        obj(
+            {
+                "deleted": _BOOLEAN,
+                "found": _BOOLEAN,
+                "entity_id": string(),
+                "entity": obj(
+                    {"id": string(), "name": string(), "type": string()}, ["id", "name", "type"]
+                ),
+                "edges_removed": _INTEGER,
+            },
+            ["deleted"],
+        )
+    )
+)
+AUDIT_OUTPUT = root(
+    closed_copy(
+        obj(
+            {"logged": _BOOLEAN, "event": string(), "timestamp": string()},
+            ["logged", "event", "timestamp"],
+        )
+    )
+)
 _TIME = string(
     "ISO 8601 time (a date alone is 00:00 UTC; no zone means UTC), e.g. 2025-01-01",
 )
@@ -119,7 +210,7 @@ GRAPH_RELATE = tool(
             ),
         }
     ),
-    None,
+    RELATE_OUTPUT,
     ADDS,
 )
 
@@ -137,7 +228,7 @@ def _adjust(name: str, title: str, description: str, amount: str) -> types.Tool:
             },
             ["from_name", "to_name", "relation"],
         ),
-        None,
+        ADJUST_OUTPUT,
         ADDS,
     )
 
@@ -166,7 +257,7 @@ GRAPH_DELETE = tool(
             "reason": string("Why; kept in the log"),
         }
     ),
-    None,
+    DELETE_OUTPUT,
     REMOVES,
 )
 GRAPH_AUDIT = tool(
@@ -181,6 +272,6 @@ GRAPH_AUDIT = tool(
         },
         ["event"],
     ),
-    None,
+    AUDIT_OUTPUT,
     ADDS,
 )

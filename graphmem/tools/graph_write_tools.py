@@ -18,6 +18,7 @@ from graphmem.tools.base import (
     ToolInputError,
     ToolOutcome,
     ToolSpec,
+    error,
     invalid_arguments,
     ok,
 )
@@ -152,13 +153,23 @@ async def graph_audit(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         )
     timestamp = format_ms(family.now_ms())
     assert timestamp is not None
-    command = GraphAudit(event=args.event, timestamp=timestamp, data=args.data)
-    await ctx.graph.execute(command, ctx.cause)
     # The data's keys, then the server's event and timestamp: a payload cannot forge them.
     line = {k: v for k, v in args.data.items() if k not in ("event", "timestamp")}
     line.update(event=args.event, timestamp=timestamp)
     encoded = msgspec.json.encode(line) + b"\n"
-    await anyio.to_thread.run_sync(_append_line, family.logs_dir / AUDIT_FILE, encoded)
+    path = family.logs_dir / AUDIT_FILE
+    # The file first: it is what the caller asked for; if it cannot be written, nothing is
+    # recorded anywhere and the caller hears why.
+    try:
+        await anyio.to_thread.run_sync(_append_line, path, encoded)
+    except OSError as problem:
+        return error(
+            f"graph_audit failed: cannot append to {path} ({problem.strerror}); nothing was "
+            "recorded. Make the graph home's logs folder writable and call again."
+        )
+    await ctx.graph.execute(
+        GraphAudit(event=args.event, timestamp=timestamp, data=args.data), ctx.cause
+    )
     value = {"logged": True, "event": args.event, "timestamp": timestamp}
     return ok(value, value, mutated=True)
 

@@ -12,7 +12,17 @@ from mcp import Client, ClientSession
 
 from tests.tools.support import call, legacy_session, modern_client, text, value
 
-__all__ = ["ERAS", "GraphClient", "graph_client", "tool_call", "tool_error", "tool_value"]
+__all__ = [
+    "ERAS",
+    "GraphClient",
+    "graph_client",
+    "history",
+    "latest_fields",
+    "tool_call",
+    "tool_error",
+    "tool_value",
+    "whole_graph",
+]
 
 ERAS = ("legacy", "modern")
 GraphClient = ClientSession | Client
@@ -36,10 +46,10 @@ async def tool_call(
 
 
 async def tool_value(client: GraphClient, tool: str, arguments: dict[str, Any]) -> Any:
-    """The tool's JSON answer; its structured content must be the same object."""
+    """The tool's JSON answer; a graph tool's structured content must be the same object."""
     result = await call(client, tool, arguments)
     answer = value(result)
-    if result.structured_content is not None:
+    if tool.startswith("graph_"):
         assert result.structured_content == answer
     return answer
 
@@ -49,3 +59,23 @@ async def tool_error(client: GraphClient, tool: str, arguments: dict[str, Any]) 
     result = await call(client, tool, arguments)
     assert result.is_error, text(result)
     return text(result)
+
+
+async def history(client: GraphClient, name: str) -> list[dict[str, Any]]:
+    """read_history's events for `name`, oldest first."""
+    events: list[dict[str, Any]] = (await tool_value(client, "read_history", {"name": name}))[
+        "events"
+    ]
+    return events
+
+
+async def latest_fields(client: GraphClient, name: str, event: str) -> dict[str, Any]:
+    """The fields of the newest `event` (e.g. EntityUpdated) in `name`'s history."""
+    found = [e for e in await history(client, name) if e["event"] == event]
+    assert found, f"no {event} for {name}"
+    fields: dict[str, Any] = found[-1]["fields"]
+    return fields
+
+
+async def whole_graph(client: GraphClient) -> Any:
+    return await tool_value(client, "read_graph", {})
