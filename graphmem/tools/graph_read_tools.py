@@ -267,8 +267,18 @@ async def export_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
             )
     label = sanitise_label(args.label)
     now = family.now_ms()
-    # One query, so every row comes from one log position.
-    rows = await ctx.graph.query_models(lambda m: export_rows(m.graph, exported_at_ms=now))
+
+    def rows_of(models: GraphModels) -> list[dict[str, Any]]:
+        return export_rows(models.graph, exported_at_ms=now)
+
+    # Every row from one log position. Building 400,000 rows takes seconds, so they are built
+    # from the graph as of the writer's position rebuilt on a worker thread (as an as-of read
+    # is), never on the writer's thread, which keeps serving writes meanwhile.
+    position = await ctx.graph.query_models(lambda m: m.graph.position)
+    if ctx.time_travel is not None:
+        rows = await anyio.to_thread.run_sync(ctx.time_travel.query, position, rows_of)
+    else:
+        rows = await ctx.graph.query_models(rows_of)
     written = await anyio.to_thread.run_sync(
         lambda: write_backup(family.backups_dir, rows, now_ms=now, label=label, keep=args.keep)
     )

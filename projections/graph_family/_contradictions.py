@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from projections.graph import GraphProjection
-from projections.graph_family._index import family_index
+from projections.graph_family._index import FamilyIndex, family_index
 from projections.graph_family._values import EdgeFacts, Reading
 from projections.graph_time import TimeFormatError, format_ms, parse_time
 
@@ -20,10 +20,24 @@ __all__ = ["graph_contradictions"]
 
 
 def graph_contradictions(graph: GraphProjection, *, include_resolved: bool) -> dict[str, Any]:
+    """The answer object; kept by the index until a contradiction or one of its ends changes
+    (a call then costs nothing however many there are)."""
     index = family_index(graph)
+    kept = index.contradiction_answers.get(include_resolved)
+    if kept is None:
+        kept, ends = _contradictions(graph, index, include_resolved=include_resolved)
+        index.remember_contradictions(include_resolved, kept, ends)
+    return dict(kept)  # the caller may add keys; the list is never changed
+
+
+def _contradictions(
+    graph: GraphProjection, index: FamilyIndex, *, include_resolved: bool
+) -> tuple[dict[str, Any], set[str]]:
     reading = Reading(graph)
     found: list[tuple[int, str, str, dict[str, Any]]] = []
+    ends: set[str] = set()
     for key in index.contradiction_keys():
+        ends.update(key[:2])
         facts = reading.edge(key)
         if facts is None:
             continue
@@ -44,7 +58,7 @@ def graph_contradictions(graph: GraphProjection, *, include_resolved: bool) -> d
         found.append((-detected, node_a["id"], node_b["id"], item))
     found.sort(key=lambda entry: entry[:3])
     contradictions = [entry[3] for entry in found]
-    return {"contradictions": contradictions, "count": len(contradictions)}
+    return {"contradictions": contradictions, "count": len(contradictions)}, ends
 
 
 def _detected_ms(facts: EdgeFacts) -> int:

@@ -38,15 +38,19 @@ from eventstore.events import (
 )
 from projections.graph import GraphProjection
 from projections.graph_decay import EXEMPT_SUBTYPE, newest_run
+from projections.graph_family._directories import DirectoryIndex
 from projections.graph_family._tokens import TokenIndex, entity_tokens
 from projections.graph_family._values import Reading, decayed_confidence, decayed_weight
-from projections.naming import fold_name
+from projections.naming import fold_name, slug
 
 __all__ = ["CONTRADICTS", "EntityEntry", "FamilyIndex", "family_index", "is_contradiction"]
 
 RelationKey = tuple[str, str, str]
 CONTRADICTS = "CONTRADICTS"
-PROJECT_TYPE = "Project"
+# What re-deriving an entity found changed (see FamilyIndex._set_entity).
+_LIFE = 2
+_RULE = 1
+PROJECT_TYPE = "project"
 _MICRO = 1_000_000
 _ENTITY_EVENTS = (EntityCreated, EntityUpdated, EntityDeleted)
 _OBSERVATION_EVENTS = (ObservationAdded, ObservationDeleted)
@@ -97,12 +101,14 @@ class RelationEntry:
     weight: float  # as written
     last_confirmed: int
     exempt: bool  # touches a rule entity
-    weight_micro: int  # as shown (decayed by the index's run), in millionths: sums stay exact
+    shown: float  # as shown: decayed by the index's run
+    weight_micro: int  # `shown` in millionths: sums stay exact
+    current: bool  # not superseded (invalid_at unset)
     unresolved: bool | None  # a CONTRADICTS edge: whether it is unresolved; else None
 
     def decayed_by(self, run: DecayApplied | None) -> RelationEntry:
         weight = decayed_weight(self.weight, self.last_confirmed, run, exempt=self.exempt)
-        return replace(self, weight_micro=round(weight * _MICRO))
+        return replace(self, shown=weight, weight_micro=round(weight * _MICRO))
 
 
 class FamilyIndex:
@@ -145,6 +151,8 @@ class FamilyIndex:
         self.entities_by_type: Counter[str] = Counter()
         self._names_by_type: dict[str, set[str]] = {}
         self._projects: dict[str, str] = {}
+        self._directories: DirectoryIndex | None = None
+        self.forget_contradictions()
         self._stale_threshold: float | None = None
         self._stale: SortedList[tuple[int, str]] = SortedList()
         entries = [_entity_entry(reading, name) for name in graph.entity_names()]
@@ -201,14 +209,23 @@ class FamilyIndex:
         names, self._dirty_entities = self._dirty_entities, set()
         keys, self._dirty_relations = self._dirty_relations, set()
         for name in names:
-            if self._set_entity(reading, name) and self._relations is not None:
+            change = self._set_entity(reading, name)
+            if change and self._relations is not None:
                 # Alive, created anew or rule-ness changed: its relations' visibility or
                 # decay did too.
                 keys.update(self._graph.incident_keys(name, hidden=True))
+            if self.contradiction_answers and (
+                name in self._contradiction_ends
+                # A name coming or going can change the id of one sharing its slug.
+                or (change is _LIFE and slug(name) in self._contradiction_slugs)
+            ):
+                self.forget_contradictions()
         if self._relations is not None:
             rules = {name for name in _ends(keys) if (e := self._entities.get(name)) and e.rule}
             for key in keys:
                 self._set_relation(key, rules)
+            if self.contradiction_answers and any(is_contradiction(k[2]) for k in keys):
+                self.forget_contradictions()
 
     def _decay(self, run: DecayApplied | None) -> None:
         """Every decayed figure again, for a new newest run (what else is kept, stays)."""
@@ -223,7 +240,9 @@ class FamilyIndex:
             self._relations = {entry.key: entry for entry in relations}
             self._weight_micro = sum(entry.weight_micro for entry in relations)
 
-    def _set_entity(self, reading: Reading, name: str) -> bool:
+    def _set_entity(self, reading: Reading, name: str) -> int:
+        """Re-derive an entity's entry: _LIFE if it came, went or was created anew, _RULE if
+        only its rule-ness changed, else 0."""
         old = self._entities.pop(name, None)
         if old is not None:
             self._forget_entity(old)
@@ -232,8 +251,10 @@ class FamilyIndex:
             self._entities[name] = new
             self._remember_entity(new)
         if old is None or new is None:
-            return old is not new
-        return old.rule is not new.rule or old.created != new.created
+            return 0 if old is new else _LIFE
+        if old.created != new.created:
+            return _LIFE
+        return _RULE if old.rule is not new.rule else 0
 
     def _remember_entity(self, entry: EntityEntry) -> None:
         self._count_entity(entry, 1)
@@ -269,6 +290,7 @@ class FamilyIndex:
                 self._projects[entry.name] = entry.directory
             else:
                 self._projects.pop(entry.name, None)
+            self._directories = None
         threshold = self._stale_threshold
         if threshold is not None and entry.confidence < threshold:
             if sign > 0:
@@ -326,9 +348,12 @@ class FamilyIndex:
             )
         return self._stale.bisect_left((seen_before, ""))
 
-    def projects(self) -> dict[str, str]:
-        """Project entities with a `directory` property: name -> directory."""
-        return self._projects
+    def project_in(self, context: str) -> str | None:
+        """The Project whose `directory` equals or contains `context`, else is the nearest
+        parent folder of it (see DirectoryIndex)."""
+        if self._directories is None:
+            self._directories = DirectoryIndex(self._projects)
+        return self._directories.find(context)
 
     def names_of_types(self, types: set[str]) -> set[str]:
         found: set[str] = set()
@@ -379,6 +404,24 @@ class FamilyIndex:
 
     # --- reads: relations ---------------------------------------------------------------
 
+    def relation_entries(self) -> dict[RelationKey, RelationEntry]:
+        """Every visible relation's entry, by key (read only)."""
+        return self._relation_half()
+
+    def forget_contradictions(self) -> None:
+        self.contradiction_answers: dict[bool, dict[str, Any]] = {}
+        self._contradiction_ends: set[str] = set()
+        self._contradiction_slugs: set[str] = set()
+
+    def remember_contradictions(
+        self, include_resolved: bool, answer: dict[str, Any], ends: set[str]
+    ) -> None:
+        """Keep graph_contradictions' answer until a contradiction, one of its ends, or an
+        entity sharing an end's slug (whose coming or going changes ids) changes."""
+        self.contradiction_answers[include_resolved] = answer
+        self._contradiction_ends |= ends
+        self._contradiction_slugs |= {slug(name) for name in ends}
+
     @property
     def relation_count(self) -> int:
         return len(self._relation_half())
@@ -415,7 +458,8 @@ def _entity_entry(reading: Reading, name: str) -> EntityEntry:
     attrs = reading.attrs(name)
     entity_type = reading.entity_type(name)
     rule = attrs.subtype == EXEMPT_SUBTYPE
-    directory = attrs.properties.get("directory") if entity_type == PROJECT_TYPE else None
+    is_project = entity_type.casefold() == PROJECT_TYPE  # another family may write `project`
+    directory = attrs.properties.get("directory") if is_project else None
     return EntityEntry(
         name,
         entity_type,
@@ -443,5 +487,12 @@ def _relation_entry(
     if is_contradiction(key[2]):
         unresolved = view.properties.get("resolved") is not True
     return RelationEntry(
-        key, view.weight, details.last_confirmed, exempt, round(weight * _MICRO), unresolved
+        key,
+        view.weight,
+        details.last_confirmed,
+        exempt,
+        weight,
+        round(weight * _MICRO),
+        view.invalid_at is None,
+        unresolved,
     )

@@ -17,12 +17,12 @@ through edges heavy enough (and current, by default), to at most `max_hops`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from projections.graph import GraphProjection
-from projections.graph_family._index import FamilyIndex, family_index
+from projections.graph_family._index import FamilyIndex, RelationEntry, family_index
 from projections.graph_family._search import keyword_search
 from projections.graph_family._types import type_filter
 from projections.graph_family._values import EdgeFacts, Reading, rounded
@@ -56,9 +56,11 @@ def graph_query(graph: GraphProjection, options: QueryOptions) -> dict[str, Any]
     starts, unresolved = _starts(graph, reading, options.entities)
     if not starts:
         return _answer(reading, options, [], [], {}, unresolved, found=False)
-    distance, edges = _walk(graph, reading, starts, options)
-    multiplier = _affinity(graph, reading, options)
-    effective = {key: rounded(facts.weight * multiplier(key)) for key, facts in edges.items()}
+    index = family_index(graph)
+    entries = index.relation_entries()
+    distance, edges = _walk(graph, entries, starts, options)
+    multiplier = _affinity(graph, index, reading, options)
+    effective = {key: rounded(entry.shown * multiplier(key)) for key, entry in edges.items()}
     best: dict[str, float] = {}
     for key, weight in effective.items():
         for name in (key[0], key[1]):
@@ -80,7 +82,11 @@ def graph_query(graph: GraphProjection, options: QueryOptions) -> dict[str, Any]
             reading.entity_id(key[1]),
         )
     )
-    shown = {key: (edges[key], effective[key]) for key in chosen}
+    shown: dict[RelationKey, tuple[EdgeFacts, float]] = {}
+    for key in chosen:
+        facts = reading.edge(key)
+        assert facts is not None, "a traversal edge is visible"
+        shown[key] = (facts, effective[key])
     return _answer(reading, options, nodes, chosen, shown, unresolved, found=True)
 
 
@@ -101,11 +107,18 @@ def _starts(
 
 
 def _walk(
-    graph: GraphProjection, reading: Reading, starts: list[str], options: QueryOptions
-) -> tuple[dict[str, int], dict[RelationKey, EdgeFacts]]:
+    graph: GraphProjection,
+    entries: dict[RelationKey, RelationEntry],
+    starts: list[str],
+    options: QueryOptions,
+) -> tuple[dict[str, int], dict[RelationKey, RelationEntry]]:
+    # The index's entries (shown weight, current flag) decide which edges are followed, so
+    # an edge the walk refuses costs a dict lookup, not a read of its attributes.
     distance = dict.fromkeys(starts, 0)
-    edges: dict[RelationKey, EdgeFacts] = {}
+    edges: dict[RelationKey, RelationEntry] = {}
     refused: set[RelationKey] = set()
+    least = options.min_weight
+    current_only = options.current_only
     frontier = starts
     for hop in range(options.max_hops):
         following: list[str] = []
@@ -113,15 +126,11 @@ def _walk(
             for key in graph.incident_keys(name):
                 if key in edges or key in refused:
                     continue
-                facts = reading.edge(key)
-                if (
-                    facts is None
-                    or facts.weight < options.min_weight
-                    or (options.current_only and not facts.current)
-                ):
+                entry = entries.get(key)
+                if entry is None or entry.shown < least or (current_only and not entry.current):
                     refused.add(key)
                     continue
-                edges[key] = facts
+                edges[key] = entry
                 other = key[1] if key[0] == name else key[0]
                 if other not in distance:
                     distance[other] = hop + 1
@@ -130,14 +139,47 @@ def _walk(
     return distance, edges
 
 
-class _Multiplier:
-    def __init__(self, near: dict[str, int], hop_1: float, hop_2: float) -> None:
-        self._near = near
-        self._hop_1 = hop_1
-        self._hop_2 = hop_2
+class _Affinity:
+    """An edge's multiplier by its nearer end's distance from the project, over current
+    edges of any weight: the project's neighbours are found once, and an end's distance only
+    when an edge asks (two hops: one of its current neighbours is the project's)."""
+
+    def __init__(
+        self,
+        graph: GraphProjection,
+        entries: dict[RelationKey, RelationEntry],
+        project: str,
+        options: QueryOptions,
+    ) -> None:
+        self._graph = graph
+        self._entries = entries
+        self._hop_1 = options.hop_1_multiplier
+        self._hop_2 = options.hop_2_multiplier
+        self._near = set(self._neighbours(project))
+        self._distance: dict[str, int] = {project: 0}
+
+    def _neighbours(self, name: str) -> list[str]:
+        found = []
+        for key in self._graph.incident_keys(name):
+            entry = self._entries.get(key)
+            if entry is not None and entry.current:
+                found.append(key[1] if key[0] == name else key[0])
+        return found
+
+    def distance(self, name: str) -> int:
+        known = self._distance.get(name)
+        if known is None:
+            if name in self._near:
+                known = 1
+            elif not self._near.isdisjoint(self._neighbours(name)):
+                known = 2
+            else:
+                known = _FAR
+            self._distance[name] = known
+        return known
 
     def __call__(self, key: RelationKey) -> float:
-        nearer = min(self._near.get(key[0], _FAR), self._near.get(key[1], _FAR))
+        nearer = min(self.distance(key[0]), self.distance(key[1]))
         if nearer <= 1:
             return self._hop_1
         if nearer == 2:
@@ -149,51 +191,27 @@ def _no_affinity(key: RelationKey) -> float:
     return 1.0
 
 
-def _affinity(graph: GraphProjection, reading: Reading, options: QueryOptions) -> Any:
+def _affinity(
+    graph: GraphProjection, index: FamilyIndex, reading: Reading, options: QueryOptions
+) -> Callable[[RelationKey], float]:
     if options.project_context is None:
         return _no_affinity
-    project = find_project(graph, reading, options.project_context)
+    project = find_project(graph, index, reading, options.project_context)
     if project is None:
         return _no_affinity
-    near = {project: 0}
-    frontier = [project]
-    for hop in (1, 2):
-        following: list[str] = []
-        for name in frontier:
-            for key in graph.incident_keys(name):
-                facts = reading.edge(key)
-                if facts is None or not facts.current:
-                    continue
-                other = key[1] if key[0] == name else key[0]
-                if other not in near:
-                    near[other] = hop
-                    following.append(other)
-        frontier = following
-    return _Multiplier(near, options.hop_1_multiplier, options.hop_2_multiplier)
+    return _Affinity(graph, index.relation_entries(), project, options)
 
 
-def find_project(graph: GraphProjection, reading: Reading, context: str) -> str | None:
+def find_project(
+    graph: GraphProjection, index: FamilyIndex, reading: Reading, context: str
+) -> str | None:
     """The Project `context` names: one that resolves from it, else the one whose `directory`
     equals it, contains it, or is a parent folder of it (longest directory first)."""
     is_project = type_filter(["Project"])
     for name in graph.resolve_name(context).names:
         if is_project(reading.entity_type(name)):
             return name
-    index: FamilyIndex = family_index(graph)
-    best: tuple[int, str] | None = None
-    for name, directory in index.projects().items():
-        if _directory_matches(directory, context):
-            candidate = (-len(directory), name)
-            if best is None or candidate < best:
-                best = candidate
-    return None if best is None else best[1]
-
-
-def _directory_matches(directory: str, context: str) -> bool:
-    if directory == context or context in directory:
-        return True
-    parent = directory.rstrip("/\\")
-    return bool(parent) and context.startswith((parent + "/", parent + "\\"))
+    return index.project_in(context)
 
 
 def _answer(  # noqa: PLR0917 (the parts of one answer)

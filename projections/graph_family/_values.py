@@ -9,6 +9,7 @@ entity of subtype `rule`, and every edge touching one, never decays.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,11 +18,14 @@ from eventstore.hlc import ms_of
 from projections.graph import EntityAttributes, GraphProjection, RelationDetails, RelationView
 from projections.graph_decay import EXEMPT_SUBTYPE, decayed, entity_rate, newest_run
 from projections.graph_time import format_ms
-from projections.naming import entity_id
+from projections.naming import slug
 
 __all__ = ["EdgeFacts", "Reading", "decayed_confidence", "decayed_weight", "rounded"]
 
 _DECIMALS = 6
+# A name's slug never changes, and computing one walks its characters in Python: reads that
+# show many ids (export, contradictions) reuse them across calls.
+_slug = functools.lru_cache(maxsize=1 << 17)(slug)
 RelationKey = tuple[str, str, str]
 
 
@@ -85,9 +89,12 @@ class Reading:
         return found
 
     def entity_id(self, name: str) -> str:
+        """`naming.entity_id`: the slug, unless several live entities share it."""
         found = self._ids.get(name)
         if found is None:
-            found = self._ids[name] = entity_id(name, self.lookup)
+            key = _slug(name)
+            sharing = self.lookup.names_with_slug(key)
+            found = self._ids[name] = key if len(sharing) <= 1 else name
         return found
 
     def entity_type(self, name: str) -> str:

@@ -319,3 +319,15 @@ def test_reads_after_more_events_equal_those_of_a_fresh_fold(
         feed.decay(at=feed.ms + days(decay_days))
 
     assert reads(feed.graph, feed.ms) == reads(feed.refolded(), feed.ms)
+
+
+def test_a_contradictions_ids_follow_an_entity_that_comes_to_share_a_slug() -> None:
+    feed = Feed().entity("Data Lake", "Concept").entity("Warehouse", "Concept")
+    feed.edge("Data Lake", "Warehouse", "CONTRADICTS", properties={"description": "d"})
+    before = graph_contradictions(feed.graph, include_resolved=False)
+
+    feed.entity("data lake", "Concept")
+    after = graph_contradictions(feed.graph, include_resolved=False)
+
+    assert before["contradictions"][0]["node_a"]["id"] == "data-lake"
+    assert after["contradictions"][0]["node_a"]["id"] == "Data Lake"

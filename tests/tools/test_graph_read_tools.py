@@ -449,6 +449,7 @@ async def test_export_writes_new_backups_and_keeps_the_newest(tmp_path: Path, er
 
         first = await tool_value(client, "graph_export", {"label": "Pre Prune!"})
         second = await tool_value(client, "graph_export", {"label": "Pre Prune!"})
+        await relate(client, "Bob", "Carol", "knows")
         third = await tool_value(client, "graph_export", {"keep": 2})
 
         assert first["backup_file"] != second["backup_file"]
@@ -462,9 +463,11 @@ async def test_export_writes_new_backups_and_keeps_the_newest(tmp_path: Path, er
             Path(a["backup_file"]).name for a in (second, third)
         )
         rows = backup_lines(third["backup_file"])
-        assert [r["record"] for r in rows] == ["meta", "node", "node", "edge"]
-        assert rows[3]["from_id"] == "alice"
-        assert rows[3]["evidence"] == "met at work"
+        # The latest write is in: the export reads the graph at the writer's position.
+        assert (third["node_count"], third["edge_count"]) == (3, 2)
+        assert [r["record"] for r in rows] == ["meta", "node", "node", "node", "edge", "edge"]
+        assert rows[4]["from_id"] == "alice"
+        assert rows[4]["evidence"] == "met at work"
 
 
 @pytest.mark.parametrize("era", ERAS)
