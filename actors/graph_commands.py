@@ -61,6 +61,7 @@ class GraphRelate(CommandOf[GraphRelateResult], frozen=True, kw_only=True):
     valid_at: str | None = None  # ISO 8601 as given
     provenance: Provenance = Provenance()
     mention_boost: float = DEFAULT_MENTION_BOOST
+    max_properties_chars: int | None = None  # an element's properties after the merge, as JSON
     warnings: list[str] = []  # the tool's own adjustments (clamps), reported with the result
 
 
@@ -89,6 +90,7 @@ class GraphRelateBatch(CommandOf[GraphRelateBatchResult], frozen=True, kw_only=T
     relations: list[BatchRelation] = []
     provenance: Provenance = Provenance()
     mention_boost: float = DEFAULT_MENTION_BOOST
+    max_properties_chars: int | None = None
     warnings: list[str] = []
 
 

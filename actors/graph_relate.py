@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+import msgspec
+
 from actors.errors import AmbiguousReferenceError, GraphWriteRefusedError
 from actors.graph_commands import (
     BatchEntity,
@@ -43,7 +45,13 @@ from actors.graph_touch import (
     write_edge,
 )
 from actors.working_graph import WorkingGraph
-from eventstore.events import AnyEvent
+from eventstore.events import (
+    AnyEvent,
+    EntityCreated,
+    EntityUpdated,
+    RelationCreated,
+    RelationUpdated,
+)
 from projections.graph import RelationKey
 from projections.graph_time import TimeFormatError, parse_time
 from projections.naming import (
@@ -76,6 +84,29 @@ class _Problems:
     def refuse_if_any(self) -> None:
         if self.found:
             raise GraphWriteRefusedError(TOOL, self.found)
+
+
+def _oversized(events: list[AnyEvent], limit: int | None) -> list[str]:
+    """Elements whose properties, merged, would be longer than `limit` characters as JSON."""
+    if limit is None:
+        return []
+    found: list[str] = []
+    for event in events:
+        properties = getattr(event, "properties", None)
+        if not properties:
+            continue
+        size = len(msgspec.json.encode(properties).decode())
+        if size > limit:
+            if isinstance(event, EntityCreated | EntityUpdated):
+                element = f"entity {event.name!r}"
+            else:
+                assert isinstance(event, RelationCreated | RelationUpdated)
+                element = f"edge {event.from_entity} -[{event.relation_type}]-> {event.to_entity}"
+            found.append(
+                f"the properties of {element} would be {size:,} characters; the limit is "
+                f"{limit:,} (remove keys by setting them to null)"
+            )
+    return found
 
 
 def _time(text: str | None, what: str) -> Callable[[], int | None]:
@@ -137,6 +168,9 @@ def relate(
         provenance.source_type,
     )
     written = write_edge(work, write, now_ms, command.mention_boost, warnings)
+    oversized = _oversized(work.events, command.max_properties_chars)
+    if oversized:
+        raise GraphWriteRefusedError(TOOL, oversized)
     result = GraphRelateResult(
         action="created" if written.created else "strengthened",
         edge=edge_state(work, written.key),
@@ -282,6 +316,7 @@ def relate_batch(
             done=done,
             closed=closed,
         )
+    batch.problems.found.extend(_oversized(batch.work.events, command.max_properties_chars))
     batch.problems.refuse_if_any()
     work = batch.work
     lookup = work.name_lookup()

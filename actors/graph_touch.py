@@ -20,7 +20,7 @@ from actors.supersession import Sibling, supersede
 from actors.working_graph import WorkingGraph
 from eventstore.events import EntityCreated, EntityUpdated, RelationCreated, RelationUpdated
 from projections.graph import EntityAttributes, RelationKey, RelationView
-from projections.graph_decay import EXEMPT_SUBTYPE, decayed, entity_rate, newest_run
+from projections.graph_decay import EXEMPT_SUBTYPE, decayed, entity_rate
 from projections.naming import (
     NEVER_SUPERSEDE_RELATION_TYPES,
     SYMMETRIC_RELATION_TYPES,
@@ -75,7 +75,7 @@ def current_confidence(work: WorkingGraph, name: str, attributes: EntityAttribut
     """The entity's confidence as read now: its base decayed through the newest run."""
     if _exempt(attributes):
         return attributes.confidence
-    run = newest_run(work.decay_runs())
+    run = work.newest_decay_run()
     if run is None:
         return attributes.confidence
     entity_type = work.entity_type(name) or ""
@@ -86,7 +86,7 @@ def current_confidence(work: WorkingGraph, name: str, attributes: EntityAttribut
 def current_weight(work: WorkingGraph, relation: RelationView) -> float:
     """The edge's weight as read now: decayed from its last confirmation through the newest
     run's edge rate (edges touching an exempt entity do not decay)."""
-    run = newest_run(work.decay_runs())
+    run = work.newest_decay_run()
     if run is None or run.edge_rate is None:
         return relation.weight
     ends = (relation.from_entity, relation.to_entity)
@@ -272,7 +272,7 @@ def write_edge(
         "source_transcript": write.source_transcript,
         "source_type": write.source_type,
     }
-    evidence = write.evidence if write.evidence else None
+    evidence = write.evidence if write.evidence and write.evidence.strip() else None
     existing = work.relation(*key)
     if existing is None:
         work.record(

@@ -46,7 +46,8 @@ from projections.graph import (
     RelationKey,
     RelationView,
 )
-from projections.naming import NameLookup, Resolution, fold_name, resolve, slug
+from projections.graph_decay import newest_run
+from projections.naming import NameIndex, NameLookup, Resolution, resolve
 
 __all__ = ["WorkingGraph", "relation_key"]
 
@@ -109,6 +110,9 @@ class WorkingGraph:
         # The graph family's attributes of touched entities and relations (None: not there).
         self._attrs: dict[str, EntityAttributes | None] = {}
         self._details: dict[RelationKey, RelationDetails | None] = {}
+        self._lookup: _OverlayNames | None = None
+        self._runs: list[DecayApplied] | None = None
+        self._newest: tuple[DecayApplied | None] | None = None
         self.events: list[AnyEvent] = []
         # Touched elements: their state now (None: not alive / not visible).
         self._entities: dict[str, EntityView | None] = {}
@@ -205,13 +209,35 @@ class WorkingGraph:
         return self._graph.relation_details(*key)
 
     def name_lookup(self) -> NameLookup:
-        return _OverlayNames(self)
+        return self._names()
+
+    def _names(self) -> _OverlayNames:
+        # Built on first use: commands that never resolve a name never read the base index.
+        if self._lookup is None:
+            lookup = _OverlayNames(self._graph.name_lookup())
+            # What was applied before the first use (afterwards, apply keeps it current).
+            for name in dict.fromkeys((*self._entities, *self._attrs)):
+                attributes = self.entity_attributes(name)
+                if attributes is None:
+                    lookup.set_gone(name)
+                else:
+                    lookup.set_alive(name, attributes.aliases)
+            self._lookup = lookup
+        return self._lookup
 
     def resolve_name(self, reference: str) -> Resolution:
         return resolve(reference, self.name_lookup())
 
     def decay_runs(self) -> list[DecayApplied]:
-        return self._graph.decay_runs()
+        if self._runs is None:
+            self._runs = list(self._graph.decay_runs())
+        return list(self._runs)
+
+    def newest_decay_run(self) -> DecayApplied | None:
+        """The run decayed values are read through (kept: a batch reads it per element)."""
+        if self._newest is None:
+            self._newest = (newest_run(self.decay_runs()),)
+        return self._newest[0]
 
     def details_of(self, relations: Iterable[RelationView]) -> dict[RelationKey, RelationDetails]:
         """The details of visible `relations`, by key (read them before a move deletes them)."""
@@ -222,13 +248,6 @@ class WorkingGraph:
             if details is not None:
                 found[key] = details
         return found
-
-    def touched_names(self) -> list[str]:
-        """Entity names the overlay answers for itself (created, deleted or changed here)."""
-        return list(dict.fromkeys((*self._entities, *self._attrs)))
-
-    def base_names(self) -> NameLookup:
-        return self._graph.name_lookup()
 
     # --- folding events ---------------------------------------------------------------------
 
@@ -244,6 +263,8 @@ class WorkingGraph:
                 self._hide_relations_of(name)
                 self._entities[name] = EntityView(name, entity_type, [])
                 self._attrs[name] = self._created_attributes(event)
+                if self._lookup is not None:
+                    self._lookup.set_alive(name, event.aliases)
             case EntityUpdated(name=name, entity_type=entity_type):
                 view = self.entity(name)
                 if view is not None and entity_type is not None:
@@ -254,6 +275,8 @@ class WorkingGraph:
                 self._hide_relations_of(name)
                 self._entities[name] = None
                 self._attrs[name] = None
+                if self._lookup is not None:
+                    self._lookup.set_gone(name)
             case ObservationAdded(entity=name, content=content):
                 view = self.entity(name)
                 if view is not None:
@@ -268,6 +291,11 @@ class WorkingGraph:
                 self._relation_created(event)
             case RelationUpdated():
                 self._relation_updated(event)
+            case DecayApplied():
+                self.decay_runs()
+                assert self._runs is not None
+                self._runs.append(event)  # stamped after everything beneath: the newest
+                self._newest = None
             case RelationDeleted(from_entity=from_entity, to_entity=to_entity):
                 self._relations[(from_entity, to_entity, event.relation_type)] = None
             case _:
@@ -298,7 +326,10 @@ class WorkingGraph:
             if field in _ENTITY_ATTRIBUTES:
                 written[field] = getattr(_ENTITY_DEFAULTS, field)
         if written:
-            self._attrs[event.name] = msgspec.structs.replace(current, **written)
+            updated = msgspec.structs.replace(current, **written)
+            self._attrs[event.name] = updated
+            if self._lookup is not None and "aliases" in written:
+                self._lookup.set_alive(event.name, updated.aliases)
 
     def _hide_relations_of(self, name: str) -> None:
         # A deletion hides the relations; a creation too, as they are older than it.
@@ -426,41 +457,37 @@ class WorkingGraph:
 
 
 class _OverlayNames:
-    """NameLookup of a WorkingGraph: the names it touched answered from its overlay, every
-    other name from the underlying graph's lookup (a command touches few names)."""
+    """NameLookup of a WorkingGraph: names whose aliveness or aliases changed here are
+    answered from its own index, every other name from the underlying graph's lookup. Both
+    are kept current as events are applied, so one instance serves a whole command."""
 
-    def __init__(self, work: WorkingGraph) -> None:
-        self._work = work
-        self._base = work.base_names()
-        touched = work.touched_names()
-        self._touched = set(touched)
-        alive = [name for name in touched if work.has_entity(name)]
-        self._alive: list[tuple[str, list[str]]] = []
-        for name in alive:
-            attributes = work.entity_attributes(name)
-            self._alive.append((name, [] if attributes is None else attributes.aliases))
+    def __init__(self, base: NameLookup) -> None:
+        self._base = base
+        self.touched: set[str] = set()
+        self.own = NameIndex()
 
-    def _merge(self, base: Sequence[str], mine: Iterable[str]) -> Sequence[str]:
-        kept = [name for name in base if name not in self._touched]
-        return sorted({*kept, *mine})
+    def set_alive(self, name: str, aliases: Iterable[str]) -> None:
+        self.touched.add(name)
+        self.own.add(name, aliases)
+
+    def set_gone(self, name: str) -> None:
+        self.touched.add(name)
+        self.own.remove(name)
+
+    def _merge(self, base: Sequence[str], mine: Sequence[str]) -> Sequence[str]:
+        kept = [name for name in base if name not in self.touched]
+        return sorted({*kept, *mine}) if kept and mine else kept or list(mine)
 
     def has_name(self, name: str) -> bool:
-        if name in self._touched:
-            return self._work.has_entity(name)
+        if name in self.touched:
+            return self.own.has_name(name)
         return self._base.has_name(name)
 
     def names_folded(self, folded: str) -> Sequence[str]:
-        mine = (name for name, _ in self._alive if fold_name(name) == folded)
-        return self._merge(self._base.names_folded(folded), mine)
+        return self._merge(self._base.names_folded(folded), self.own.names_folded(folded))
 
     def names_with_alias(self, folded: str) -> Sequence[str]:
-        mine = (
-            name
-            for name, aliases in self._alive
-            if any(fold_name(alias) == folded for alias in aliases)
-        )
-        return self._merge(self._base.names_with_alias(folded), mine)
+        return self._merge(self._base.names_with_alias(folded), self.own.names_with_alias(folded))
 
     def names_with_slug(self, key: str) -> Sequence[str]:
-        mine = (name for name, _ in self._alive if slug(name) == key)
-        return self._merge(self._base.names_with_slug(key), mine)
+        return self._merge(self._base.names_with_slug(key), self.own.names_with_slug(key))

@@ -137,6 +137,7 @@ def _single(args: RelateArgs, limits: InputLimits, family: GraphFamily) -> Graph
         valid_at=optional_text(TOOL, limits, args.valid_at, "valid_at", multiline=False),
         provenance=_provenance(limits, args),
         mention_boost=family.tunables.weights.boost_on_mention,
+        max_properties_chars=limits.max_content_chars,
         warnings=warnings,
     )
 
@@ -189,6 +190,7 @@ def _batch(args: RelateArgs, limits: InputLimits, family: GraphFamily) -> GraphR
         relations=relations,
         provenance=_provenance(limits, batch, args),
         mention_boost=family.tunables.weights.boost_on_mention,
+        max_properties_chars=limits.max_content_chars,
         warnings=warnings,
     )
 

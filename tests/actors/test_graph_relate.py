@@ -173,6 +173,7 @@ def test_provenance_and_evidence_are_kept_and_the_latest_given_wins() -> None:
     graph = GraphProjection()
     relate(graph, evidence="said so", provenance=Provenance(source_session="s1"))
     relate(graph, evidence="", provenance=Provenance(source_type="manual"))
+    relate(graph, evidence="  ")
     view = graph.relation("Alice", "Project X", "WORKS_ON")
     details = graph.relation_details("Alice", "Project X", "WORKS_ON")
     assert view is not None and details is not None
@@ -429,3 +430,77 @@ def test_batch_relations_resolve_a_local_id_before_a_name() -> None:
     )
     assert graph.has_relation("Nia", "Mo", "KNOWS")
     assert result.edge_details[0].edge.from_id == "nia"
+
+
+def test_an_alias_naming_another_entity_is_refused_with_a_warning() -> None:
+    graph = graph_with(entity("Bob"))
+    result = batch(
+        graph,
+        entities=[
+            BatchEntity(
+                local_id="a",
+                name="Alice",
+                entity_type="Person",
+                properties={"aliases": ["bob", "Ali", "ali", "Alice"]},
+            )
+        ],
+    )
+    alice = graph.entity_attributes("Alice")
+    assert alice is not None and alice.aliases == ["Ali"]
+    assert result.warnings == ["alias 'bob' of 'Alice' is the name of another entity; dropped"]
+
+
+def test_entity_properties_set_attributes_and_prose_confidence_becomes_a_note() -> None:
+    graph = GraphProjection()
+    result = batch(
+        graph,
+        entities=[
+            BatchEntity(
+                local_id="p",
+                name="Tea",
+                entity_type="preference",
+                properties={
+                    "subtype": "rule",
+                    "source_file": "prefs.md",
+                    "confidence": "pretty sure",
+                    "id": "forged",
+                },
+            )
+        ],
+    )
+    tea = graph.entity_attributes("Tea")
+    assert tea is not None
+    assert (tea.subtype, tea.source_file, tea.confidence) == ("rule", "prefs.md", 0.5)
+    assert tea.properties == {"confidence_note": "pretty sure"}
+    assert len(result.warnings) == 2
+    batch(
+        graph,
+        entities=[
+            BatchEntity(
+                local_id="p", name="Tea", entity_type="Preference", properties={"subtype": None}
+            )
+        ],
+    )
+    cleared = graph.entity_attributes("Tea")
+    assert cleared is not None and cleared.subtype is None and cleared.source_file == "prefs.md"
+
+
+def test_properties_that_would_grow_past_the_limit_when_merged_are_refused() -> None:
+    graph = GraphProjection()
+    relate(graph, properties={"a": "x" * 30}, max_properties_chars=60)
+    with pytest.raises(GraphWriteRefusedError) as refused:
+        relate(graph, properties={"b": "y" * 30}, max_properties_chars=60)
+    assert "edge Alice -[WORKS_ON]-> Project X" in refused.value.message
+    view = graph.relation("Alice", "Project X", "WORKS_ON")
+    assert view is not None and view.properties == {"a": "x" * 30}
+    relate(graph, properties={"a": None, "b": "y" * 30}, max_properties_chars=60)
+    with pytest.raises(GraphWriteRefusedError, match="entity 'Ann'"):
+        batch(
+            graph,
+            entities=[
+                BatchEntity(
+                    local_id="a", name="Ann", entity_type="Person", properties={"n": "z" * 99}
+                )
+            ],
+            max_properties_chars=60,
+        )

@@ -95,7 +95,7 @@ async def test_boost_refuses_an_amount_out_of_range_and_unknown_arguments(
         assert "unknown argument `ammount`" in unknown and "amount, reason" in unknown
 
 
-async def test_the_reason_of_a_weaken_shows_in_read_history_with_its_tool(
+async def test_the_reason_of_a_weaken_or_boost_shows_in_read_history_with_its_tool(
     tmp_path: Path, era: str
 ) -> None:
     async with graph_client(era, tmp_path) as client:
@@ -108,6 +108,13 @@ async def test_the_reason_of_a_weaken_shows_in_read_history_with_its_tool(
         assert last_two[0]["transaction"] == last_two[1]["transaction"]
         assert last_two[1]["fields"]["detail"]["reason"] == "user corrected it"
         assert events[0]["cause"]["tool"] == "graph_relate"
+        await tool_value(client, "graph_boost", {**EDGE, "reason": "confirmed in chat"})
+        boosted = (await history(client, "Project X"))[-1]
+        assert (boosted["cause"]["tool"], boosted["fields"]["action"]) == (
+            "graph_boost",
+            "graph_boost",
+        )
+        assert boosted["fields"]["detail"]["reason"] == "confirmed in chat"
 
 
 async def test_delete_removes_an_entity_and_its_edges_by_id_or_its_synonym(

@@ -381,6 +381,10 @@ async def test_a_misspelt_argument_is_refused_listing_the_accepted_ones(
         message = await refused_without_writing(client, relate(weigth=0.7))
         assert "unknown argument `weigth`" in message
         assert "weight" in message and "from_name" in message and "batch" in message
+        nested = await refused_without_writing(
+            client, {"batch": {"entities": [{"locaId": "a", "name": "A", "type": "Person"}]}}
+        )
+        assert "unknown field `locaId` in `batch.entities[0]`" in nested
 
 
 async def test_missing_single_mode_fields_are_named(tmp_path: Path, era: str) -> None:
@@ -459,3 +463,9 @@ async def test_several_current_predecessors_all_close_and_other_types_stay_curre
             "EntityCreated",
             "RelationCreated",
         ]
+
+
+async def test_a_name_over_the_name_limit_is_refused(tmp_path: Path, era: str) -> None:
+    async with graph_client(era, tmp_path, GRAPHMEM_MAX_NAME_CHARS="20") as client:
+        message = await refused_without_writing(client, relate(to_name="P" * 21))
+        assert "to_name is 21 characters long; the limit is 20" in message
