@@ -26,6 +26,8 @@ class Operation:
     calls: int  # measured calls at full size (scaled down by --calls)
     arguments: Callable[[CallArgs], Args]
     after_write: bool = False  # one untimed graph_relate before each measured call
+    # The arguments of that graph_relate (default: a new edge between existing entities).
+    write: Callable[[CallArgs], Args] | None = None
     note: str = ""
 
 
@@ -84,6 +86,23 @@ class CallArgs:
             "evidence": f"bench note {self.serial()}",
             "source_session": "bench-session",
             "source_type": "conversation",
+        }
+
+    def relate_contradiction(self) -> Args:
+        """A new unresolved CONTRADICTS edge between two Facts, as a client records one."""
+        first, second = self.of_type("Fact"), self.of_type("Fact")
+        return {
+            "from_name": first,
+            "from_type": "Fact",
+            "to_name": second,
+            "to_type": "Fact",
+            "relation": "CONTRADICTS",
+            "weight": 0.5,
+            "properties": {
+                "description": f"bench conflict {self.serial()}",
+                "detected_date": format_ms(self.now_ms),
+                "resolved": False,
+            },
         }
 
     def relate_again(self) -> Args:
@@ -217,6 +236,16 @@ OPERATIONS: tuple[Operation, ...] = (
         None,
         50,
         lambda a: {"include_resolved": True},
+    ),
+    Operation(
+        "graph_contradictions (after a new contradiction)",
+        "graph_contradictions",
+        20,
+        50,
+        lambda a: {},
+        after_write=True,
+        write=lambda a: a.relate_contradiction(),
+        note="a CONTRADICTS edge written before each call: the answer cannot be reused",
     ),
     Operation("graph_relate new edge", "graph_relate", 5, 200, lambda a: a.relate_new()),
     Operation("graph_relate re-assert", "graph_relate", 5, 200, lambda a: a.relate_again()),

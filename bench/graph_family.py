@@ -213,7 +213,8 @@ def measure(
     last = first
     while len(seconds) < wanted:
         if operation.after_write:
-            write_failures += client.call("graph_relate", args.relate_new()).failed
+            write = (operation.write or CallArgs.relate_new)(args)
+            write_failures += client.call("graph_relate", write).failed
             if watchdog is not None:
                 watchdog.pet()
         last = run()
