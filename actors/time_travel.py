@@ -309,8 +309,10 @@ class TimeTravel:
         hlc = _hlc_at(self.event_log, position) if position else None
         return AsOfPoint(position, hlc, latest=position == last)
 
-    def query(self, position: int, query: Callable[[AsOfModels], T]) -> T:
-        """`query` applied to the models as of `position` (built, or taken from the cache)."""
+    def query(self, position: int, query: Callable[[AsOfModels], T], *, keep: bool = True) -> T:
+        """`query` applied to the models as of `position` (built, or taken from the cache).
+        `keep=False`: a one-off read (an export) whose models are dropped after it rather than
+        cached, so a second whole graph is not held for the next as-of read."""
         with self._lock:
             models = self._cache.get(position)
             if models is None:
@@ -321,7 +323,10 @@ class TimeTravel:
                     position=position,
                     entities=models.graph.entity_count(),
                     seconds=round(time.perf_counter() - started, 3),
+                    kept=keep,
                 )
+                if not keep:
+                    return query(models)
                 self._cache[position] = models
                 self._evict()
             else:

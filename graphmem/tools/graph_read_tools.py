@@ -10,6 +10,7 @@ the log position it read and that event's time.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import chain
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -30,7 +31,7 @@ from graphmem.tools.base import (
     ok,
 )
 from graphmem.tools.graph_args import GraphArgs, check_range, name_text, parse_graph_args
-from graphmem.tools.graph_export import sanitise_label, write_backup
+from graphmem.tools.graph_export import BackupWritten, sanitise_label, write_backup
 from graphmem.tools.graph_family import GraphFamily
 from projections.graph_family import (
     ListOptions,
@@ -268,21 +269,27 @@ async def export_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     label = sanitise_label(args.label)
     now = family.now_ms()
 
-    def rows_of(models: GraphModels) -> list[dict[str, Any]]:
-        return export_rows(models.graph, exported_at_ms=now)
+    def write_from(models: GraphModels) -> tuple[dict[str, Any], BackupWritten]:
+        rows = export_rows(models.graph, exported_at_ms=now)
+        meta = next(rows)
+        written = write_backup(
+            family.backups_dir, chain((meta,), rows), now_ms=now, label=label, keep=args.keep
+        )
+        return meta, written
 
     # Every row from one log position. Building 400,000 rows takes seconds, so they are built
     # from the graph as of the writer's position rebuilt on a worker thread (as an as-of read
-    # is), never on the writer's thread, which keeps serving writes meanwhile.
+    # is), never on the writer's thread, which keeps serving writes meanwhile; that model is
+    # private to this call (not cached: a second whole graph is not kept for later reads), so
+    # rows are built as the file is written, never all held at once.
     position = await ctx.graph.query_models(lambda m: m.graph.position)
-    if ctx.time_travel is not None:
-        rows = await anyio.to_thread.run_sync(ctx.time_travel.query, position, rows_of)
+    time_travel = ctx.time_travel
+    if time_travel is not None:
+        meta, written = await anyio.to_thread.run_sync(
+            lambda: time_travel.query(position, write_from, keep=False)
+        )
     else:
-        rows = await ctx.graph.query_models(rows_of)
-    written = await anyio.to_thread.run_sync(
-        lambda: write_backup(family.backups_dir, rows, now_ms=now, label=label, keep=args.keep)
-    )
-    meta = rows[0]
+        meta, written = await ctx.graph.query_models(write_from)
     value = {
         "backup_file": str(written.path.resolve()),
         "node_count": meta["node_count"],
