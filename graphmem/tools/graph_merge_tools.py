@@ -48,7 +48,7 @@ from graphmem.tools.graph_args import (
 from graphmem.tools.graph_write_values import family_of
 from projections.graph_time import format_ms
 
-__all__ = ["GRAPH_MERGE_TOOLS", "merge_audit_line", "unmerge_audit_line"]
+__all__ = ["GRAPH_MERGE_TOOLS", "AuditLine", "merge_audit_line", "unmerge_audit_line"]
 
 
 class MergeArgs(GraphArgs, frozen=True):
@@ -113,7 +113,7 @@ def unmerge_audit_line(result: GraphUnmergeResult, reason: str) -> dict[str, Any
     }
 
 
-class _AuditLine:
+class AuditLine:
     """The merge audit line of one call, written by the writer before the call's events are
     appended (see the module's docstring); written once even if the log transaction is
     retried."""
@@ -151,7 +151,7 @@ async def graph_merge(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         dry_run=args.dry_run,
         max_properties_chars=ctx.limits.max_content_chars,
     )
-    audit = _AuditLine(
+    audit = AuditLine(
         tool,
         family.home / MERGE_AUDIT_LOG,
         lambda result: merge_audit_line(result, reason),
@@ -216,7 +216,7 @@ async def graph_unmerge(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         reason=reason,
         properties=_properties(tool, limits, args.properties),
     )
-    audit = _AuditLine(
+    audit = AuditLine(
         tool,
         family.home / MERGE_AUDIT_LOG,
         lambda result: unmerge_audit_line(result, reason),
