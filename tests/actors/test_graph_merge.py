@@ -350,3 +350,15 @@ def test_merging_entities_of_the_memory_family_keeps_their_relations() -> None:
     result = merge(graph)
     assert result.edges_consolidated == 1
     assert weights(graph, "Robert") == {("Robert", "Acme", "works_at"): 1.0}
+
+
+def test_both_directions_of_a_symmetric_edge_on_the_source_become_one_on_the_target() -> None:
+    graph = graph_with(
+        entity("Bob"),
+        entity("Robert"),
+        entity("Carol"),
+        relations=(relation("Bob", "Carol", "knows"), relation("Carol", "Bob", "knows")),
+    )
+    result = merge(graph)
+    assert (result.edges_added, result.edges_consolidated) == (1, 1)
+    assert weights(graph, "Robert") == {("Robert", "Carol", "knows"): 1.0}

@@ -8,7 +8,8 @@ the merge moved:
 
 - every edge of S that the merge moved is S's again under its old key, with its weight,
   properties, validity window, provenance, evidence, ingested_at and last_confirmed unchanged,
-  and S has no other edge;
+  and S has no other edge (unless another of S's edges was consolidated into it on T: the
+  memory family can hold both directions of a symmetric type; it comes back consolidated);
 - every edge of T that the merge did not touch is unchanged;
 - what is not restored: the edges between S and T (dropped by the merge), and S's edges that
   the merge consolidated into one of T's: T's edge keeps the larger weight, the earlier
@@ -26,6 +27,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors.commands import CreateRelations, RelationInput
 from actors.decide import decide
 from actors.graph_commands import BatchEntity, GraphRelate, GraphRelateBatch, Provenance
 from actors.graph_merge_commands import EdgeToMove, GraphMerge, GraphUnmerge
@@ -49,19 +51,28 @@ WRITES = st.lists(
         st.sampled_from([None, "2025-01-01", "2025-06-01"]),
         st.sampled_from([None, "said so"]),
         st.sampled_from([None, "s1"]),
+        st.sampled_from([False, False, True]),  # written by the memory family instead
     ),
     min_size=1,
     max_size=12,
 )
 
 
-def written(
-    writes: list[tuple[str, str, str, float, str | None, str | None, str | None]],
-) -> GraphProjection:
+Write = tuple[str, str, str, float, str | None, str | None, str | None, bool]
+
+
+def written(writes: list[Write]) -> GraphProjection:
+    """The writes at an hour each; the memory family's spell the relation in lower case (its
+    edges weigh 1.0, and both directions of a symmetric type can exist)."""
     graph = GraphProjection()
     people = [BatchEntity(local_id=n, name=n, entity_type="Person") for n in NAMES]
     run_at(graph, GraphRelateBatch(entities=people), T0)
-    for hour, (source, target, relation, weight, valid_at, evidence, session) in enumerate(writes):
+    for hour, write in enumerate(writes):
+        source, target, relation, weight, valid_at, evidence, session, memory = write
+        at = T0 + (hour + 1) * HOUR
+        if memory:
+            run_at(graph, CreateRelations([RelationInput(source, target, relation.lower())]), at)
+            continue
         command = GraphRelate(
             from_name=source,
             from_type="Person",
@@ -73,7 +84,7 @@ def written(
             evidence=evidence,
             provenance=Provenance(source_session=session),
         )
-        run_at(graph, command, T0 + (hour + 1) * HOUR)
+        run_at(graph, command, at)
     return graph
 
 
@@ -92,7 +103,8 @@ def model_merge(
 ) -> tuple[list[RelationKey], dict[RelationKey, list[Edge]]]:
     """The merge's edge rule: S's edges in creation order, each dropped (between S and T),
     consolidated into the key T already holds (either direction for a symmetric type), or
-    moved. Returns the moved keys (as on S) and, per T key, the S edges folded into it."""
+    moved. Returns the moved keys (as on S) and, per key on T (one of T's own, or one S's
+    edge was moved to), the S edges folded into it."""
     holds = set(tom)
     moved: list[RelationKey] = []
     folded: dict[RelationKey, list[Edge]] = {}
@@ -103,7 +115,7 @@ def model_merge(
         reverse = (new[1], new[0], new[2])
         if new in holds:
             folded.setdefault(new, []).append(edge)
-        elif key[2] in SYMMETRIC_RELATION_TYPES and reverse in holds:
+        elif key[2].upper() in SYMMETRIC_RELATION_TYPES and reverse in holds:
             folded.setdefault(reverse, []).append(edge)
         else:
             holds.add(new)
@@ -135,7 +147,7 @@ def item(key: RelationKey) -> EdgeToMove:
 
 @given(WRITES)
 def test_merge_then_unmerge_of_the_moved_edges_gives_the_two_entities_edges_back(
-    writes: list[tuple[str, str, str, float, str | None, str | None, str | None]],
+    writes: list[Write],
 ) -> None:
     graph = written(writes)
     sam, tom = edges_of(graph, S), edges_of(graph, T)
@@ -151,7 +163,12 @@ def test_merge_then_unmerge_of_the_moved_edges_gives_the_two_entities_edges_back
     )
     run_at(graph, command, MERGED_AT + DAY)
 
-    assert edges_of(graph, S) == {key: sam[key] for key in moved}
+    expected_sam: dict[RelationKey, Edge] = {}
+    for key in moved:
+        on_tom = (T if key[0] == S else key[0], T if key[1] == S else key[1], key[2])
+        folded_in = folded.get(on_tom, [])
+        expected_sam[key] = consolidated([sam[key], *folded_in]) if folded_in else sam[key]
+    assert edges_of(graph, S) == expected_sam
     expected_tom: dict[RelationKey, Edge] = {}
     for key, edge in tom.items():
         if {key[0], key[1]} == {S, T}:
@@ -162,7 +179,7 @@ def test_merge_then_unmerge_of_the_moved_edges_gives_the_two_entities_edges_back
 
 @given(WRITES)
 def test_a_dry_run_writes_nothing_and_answers_exactly_what_the_merge_then_does(
-    writes: list[tuple[str, str, str, float, str | None, str | None, str | None]],
+    writes: list[Write],
 ) -> None:
     graph = written(writes)
     dry_run = GraphMerge(source_id=S, target_id=T, reason="r", dry_run=True)
