@@ -20,6 +20,7 @@ from tests.tools.graph_write_support import (
     tool_value,
     whole_graph,
 )
+from tests.tools.test_graph_write_family import described
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("era", ERAS)]
 
@@ -444,3 +445,4 @@ async def test_merge_and_unmerge_are_listed_destructive_and_not_idempotent(
                 hints.open_world_hint,
             ) == (False, True, False, False)
             assert tools[name].output_schema is not None
+            described(tools[name].input_schema, name)
