@@ -38,6 +38,7 @@ from actors.graph_commands import (
     GraphRelate,
     GraphRelateBatch,
 )
+from actors.graph_merge_commands import GraphMerge, GraphUnmerge
 from actors.results import (
     AddEdgesResult,
     AddMetadataResult,
@@ -110,8 +111,10 @@ __all__ = [
     "GraphAdjust",
     "GraphAudit",
     "GraphDelete",
+    "GraphMerge",
     "GraphRelate",
     "GraphRelateBatch",
+    "GraphUnmerge",
     "MergeEntities",
     "MergeEntitiesResult",
     "MergeResult",
@@ -280,4 +283,6 @@ Command = (
     | GraphAdjust
     | GraphDelete
     | GraphAudit
+    | GraphMerge
+    | GraphUnmerge
 )

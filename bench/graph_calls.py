@@ -288,4 +288,74 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("graph_delete", "graph_delete", None, 100, lambda a: a.delete()),
     Operation("graph_export", "graph_export", None, 3, lambda a: {"keep": 1}),
 )
+
+# --- issue 15 items 4 and 8: graph_unmerge and graph_merge --------------------------------------
+# They change the graph for good (an unmerged edge is gone from its sample; a merged source is
+# deleted), so each draws what it has not used; they run last.
+
+
+def _unmerge(a: CallArgs, hub: bool = False) -> Args:
+    """Move one sampled edge of an entity (a hub's, with `hub`) onto a new entity."""
+    for _ in range(10_000):
+        source, target, relation = a.edge()
+        if not hub or source in a.hubs or target in a.hubs:
+            break
+    a.edges.remove([source, target, relation])  # moved: never drawn again
+    out = not hub or source in a.hubs
+    entity, other = (source, target) if out else (target, source)
+    direction = "out" if out else "in"
+    return {
+        "entity_id": entity,
+        "new_entity_name": f"Bench Split {a.serial()}",
+        "new_entity_type": a.type_of[entity],
+        "edges_to_move": [
+            {
+                "other_entity_id": other,
+                "relation_type": relation,
+                "direction": direction,
+            }
+        ],
+        "reason": "bench",
+    }
+
+
+def _merge(a: CallArgs, hub: bool = False, dry_run: bool = False) -> Args:
+    """Fold an entity (a hub, with `hub`) into another of its type."""
+    source = a.rng.choice([h for h in a.hubs if h not in a.deleted]) if hub else a.name()
+    target = source
+    while target == source:
+        target = a.of_type(a.type_of[source])
+    if not dry_run:
+        a.deleted.add(source)
+    return {"source_id": source, "target_id": target, "reason": "bench", "dry_run": dry_run}
+
+
+MERGE_OPERATIONS: tuple[Operation, ...] = (
+    Operation("graph_unmerge (one edge)", "graph_unmerge", 20, 200, _unmerge),
+    Operation(
+        "graph_unmerge (one edge of a hub)",
+        "graph_unmerge",
+        None,
+        50,
+        lambda a: _unmerge(a, hub=True),
+        note="the entity split is one of the ten busiest (thousands of edges stay)",
+    ),
+    Operation("graph_merge", "graph_merge", None, 100, _merge, note="a random entity into another"),
+    Operation(
+        "graph_merge dry run of a hub",
+        "graph_merge",
+        None,
+        20,
+        lambda a: _merge(a, hub=True, dry_run=True),
+    ),
+    Operation(
+        "graph_merge of a hub",
+        "graph_merge",
+        None,
+        5,
+        lambda a: _merge(a, hub=True),
+        note="one of the ten busiest entities folded into another: thousands of edges move",
+    ),
+)
+OPERATIONS = (*OPERATIONS, *MERGE_OPERATIONS)
 GRAPH_TOOLS = tuple(dict.fromkeys(op.tool for op in OPERATIONS))

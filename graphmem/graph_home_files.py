@@ -1,5 +1,6 @@
-"""What graph_stats reads from the graph home's files (contract §1.3, §8.14): the last dream
-run and the document queue's counts.
+"""The graph home's files (contract §1.3): appending audit lines (graph_audit, graph_merge,
+graph_unmerge), and what graph_stats reads from them (§8.14): the last dream run and the
+document queue's counts.
 
 - `last_dream_run`: the newest `run_end` of `logs/dream-audit.jsonl` if it is not older than
   the newest `run_start`, else that `run_start`; without either, `processed/manifest.json`'s
@@ -22,9 +23,10 @@ from typing import Any
 from projections.bounded_json import JsonShapeError, decode
 from projections.graph_time import TimeFormatError, format_ms, parse_time
 
-__all__ = ["AUDIT_LOG", "MANIFEST", "HomeFacts", "home_facts"]
+__all__ = ["AUDIT_LOG", "MANIFEST", "MERGE_AUDIT_LOG", "HomeFacts", "append_line", "home_facts"]
 
 AUDIT_LOG = Path("logs") / "dream-audit.jsonl"
+MERGE_AUDIT_LOG = Path("logs") / "merge-audit.jsonl"
 MANIFEST = Path("processed") / "manifest.json"
 PENDING = Path("ingest") / "pending"
 COMPLETED = Path("ingest") / "completed"
@@ -38,6 +40,18 @@ class HomeFacts:
     last_dream_run: str | None
     pending_ingest_docs: int
     total_ingested_docs: int
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one whole line (one write to a file opened for appending, so concurrent calls
+    never interleave within a line) and flush it to the disk before returning."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(descriptor, line)
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def home_facts(home: Path) -> HomeFacts:

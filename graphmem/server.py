@@ -85,7 +85,8 @@ GRAPH_INSTRUCTIONS = (
     "graph_contradictions lists CONTRADICTS edges, graph_stats summarises, graph_delete removes "
     "an entity and its edges, graph_export writes a JSONL backup, graph_audit appends to the "
     "audit log. Every read takes as_of (a log position or an ISO time) to read the past. Each "
-    "call is atomic: on an error nothing is written."
+    "call is atomic: on an error nothing is written. graph_merge folds a duplicate into the "
+    "entity it duplicates (dry_run shows the counts first); graph_unmerge splits a wrong merge."
 )
 
 
