@@ -7,7 +7,8 @@ document queue's counts.
   `last_dream_run`; else None. The audit log only grows by appending (graph_audit), so it is
   read backwards from its end and only until both are found: a long log costs no more.
 - `pending_ingest_docs` / `total_ingested_docs`: the documents in `ingest/pending` and
-  `ingest/completed`, each a file beside its `<file>.meta.json` (which is not counted).
+  `ingest/completed` (`documents`: the one definition graph_ingest's status shares): the
+  files there other than `*.meta.json` sidecars and, in pending, `*.error` markers.
 
 Every file is optional and read defensively: an unreadable or malformed one counts as absent
 (a line that is not a JSON object, or whose timestamp is not a time, is skipped).
@@ -16,6 +17,7 @@ Every file is optional and read defensively: an unreadable or malformed one coun
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,19 @@ from typing import Any
 from projections.bounded_json import JsonShapeError, decode
 from projections.graph_time import TimeFormatError, format_ms, parse_time
 
-__all__ = ["AUDIT_LOG", "MANIFEST", "MERGE_AUDIT_LOG", "HomeFacts", "append_line", "home_facts"]
+__all__ = [
+    "AUDIT_LOG",
+    "COMPLETED",
+    "ERROR_SUFFIX",
+    "MANIFEST",
+    "MERGE_AUDIT_LOG",
+    "META_SUFFIX",
+    "PENDING",
+    "HomeFacts",
+    "append_line",
+    "documents",
+    "home_facts",
+]
 
 AUDIT_LOG = Path("logs") / "dream-audit.jsonl"
 MERGE_AUDIT_LOG = Path("logs") / "merge-audit.jsonl"
@@ -31,6 +45,7 @@ MANIFEST = Path("processed") / "manifest.json"
 PENDING = Path("ingest") / "pending"
 COMPLETED = Path("ingest") / "completed"
 META_SUFFIX = ".meta.json"
+ERROR_SUFFIX = ".error"
 _BLOCK = 64 * 1024
 _MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
@@ -55,19 +70,28 @@ def append_line(path: Path, line: bytes) -> None:
 
 
 def home_facts(home: Path) -> HomeFacts:
-    return HomeFacts(
-        _last_dream_run(home), _documents(home / PENDING), _documents(home / COMPLETED)
-    )
+    return HomeFacts(_last_dream_run(home), _documents(home, PENDING), _documents(home, COMPLETED))
 
 
-def _documents(folder: Path) -> int:
+def documents(home: Path, folder: Path) -> Iterator[os.DirEntry[str]]:
+    """The queued documents of `folder` (PENDING or COMPLETED) under `home`: regular files
+    other than sidecars and, in pending, the processor's `*.error` markers. A missing or
+    unreadable folder holds none."""
+    skipped = (META_SUFFIX, ERROR_SUFFIX) if folder == PENDING else (META_SUFFIX,)
     try:
-        with os.scandir(folder) as found:
-            return sum(
-                1 for item in found if item.is_file() and not item.name.endswith(META_SUFFIX)
-            )
+        with os.scandir(home / folder) as found:
+            for item in found:
+                try:
+                    if item.is_file() and not item.name.endswith(skipped):
+                        yield item
+                except OSError:
+                    continue
     except OSError:
-        return 0
+        return
+
+
+def _documents(home: Path, folder: Path) -> int:
+    return sum(1 for _ in documents(home, folder))
 
 
 def _last_dream_run(home: Path) -> str | None:
