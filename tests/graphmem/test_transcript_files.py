@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.intake import Page, TranscriptError, find_session, read_transcript, transcript_path
-from graphmem.intake import transcript_files
+from graphmem.intake import (
+    Page,
+    TranscriptError,
+    find_session,
+    read_transcript,
+    transcript_files,
+    transcript_path,
+)
 
 LINE = b'{"type":"user","sessionId":"s","message":{"role":"user","content":"hi"}}\n'
 
@@ -24,9 +30,10 @@ def transcripts(tmp_path: Path) -> Path:
 
 
 def test_a_session_is_found_one_folder_down(transcripts: Path) -> None:
-    assert find_session(transcripts, "abc-123") == (
-        transcripts / "-home-ana-proj" / "abc-123.jsonl"
-    ).resolve()
+    assert (
+        find_session(transcripts, "abc-123")
+        == (transcripts / "-home-ana-proj" / "abc-123.jsonl").resolve()
+    )
 
 
 @pytest.mark.parametrize(

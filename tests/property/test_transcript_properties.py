@@ -107,8 +107,7 @@ def test_paging_by_next_offset_returns_every_selected_message_exactly_once(
     expected = [
         f"m{n}"
         for n, (text, meta, day) in enumerate(messages)
-        if (not text_only or (text.strip() and not meta))
-        and (since_day is None or day > since_day)
+        if (not text_only or (text.strip() and not meta)) and (since_day is None or day > since_day)
     ]
     assert [m.uuid for m in everything] == expected
 
