@@ -79,3 +79,18 @@ def test_documents_are_counted_without_their_meta_files(tmp_path: Path) -> None:
     facts = home_facts(tmp_path)
 
     assert (facts.pending_ingest_docs, facts.total_ingested_docs) == (3, 0)
+
+
+def test_a_pending_error_marker_is_no_document_but_a_completed_file_of_that_name_is(
+    tmp_path: Path,
+) -> None:
+    """§8.7: pending documents exclude `*.error` (the processor's failure markers); graph_stats
+    counted them as pending documents."""
+    for folder in ("pending", "completed"):
+        (tmp_path / "ingest" / folder).mkdir(parents=True)
+        for name in ("a.md", "a.md.error", "a.md.meta.json"):
+            (tmp_path / "ingest" / folder / name).write_text("x")
+
+    facts = home_facts(tmp_path)
+
+    assert (facts.pending_ingest_docs, facts.total_ingested_docs) == (1, 2)
