@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from sortedcontainers import SortedList
 
@@ -46,6 +46,7 @@ from projections.naming import fold_name, slug
 __all__ = ["CONTRADICTS", "EntityEntry", "FamilyIndex", "family_index", "is_contradiction"]
 
 RelationKey = tuple[str, str, str]
+T = TypeVar("T")
 CONTRADICTS = "CONTRADICTS"
 # What re-deriving an entity found changed (see FamilyIndex._set_entity).
 _LIFE = 2
@@ -105,6 +106,7 @@ class RelationEntry:
     weight_micro: int  # `shown` in millionths: sums stay exact
     current: bool  # not superseded (invalid_at unset)
     unresolved: bool | None  # a CONTRADICTS edge: whether it is unresolved; else None
+    ingested_at: int = 0
 
     def decayed_by(self, run: DecayApplied | None) -> RelationEntry:
         weight = decayed_weight(self.weight, self.last_confirmed, run, exempt=self.exempt)
@@ -124,6 +126,10 @@ class FamilyIndex:
         self._dirty_relations: set[RelationKey] = set()
         self._decay_dirty = False
         self._relations: dict[RelationKey, RelationEntry] | None = None
+        # Bumped whenever a read re-derives something: answers derived from the whole index
+        # (graph_validate, graph_communities, build context's rankings) are kept until it moves.
+        self.generation = 0
+        self._derived: dict[Any, tuple[int, Any]] = {}
         self._build_entities()
 
     # --- told by the fold ---------------------------------------------------------------
@@ -202,9 +208,11 @@ class FamilyIndex:
             self._decay_dirty = False
             run = newest_run(self._graph.decay_runs())
             if run is not self.run:
+                self.generation += 1
                 self._decay(run)
         if not self._dirty_entities and not self._dirty_relations:
             return
+        self.generation += 1
         reading = Reading(self._graph)
         names, self._dirty_entities = self._dirty_entities, set()
         keys, self._dirty_relations = self._dirty_relations, set()
@@ -330,6 +338,17 @@ class FamilyIndex:
             if entry.unresolved:
                 self._unresolved += sign
 
+    def derived(self, key: Any, compute: Callable[[], T]) -> T:
+        """`compute()`, kept under `key` until the index next changes (its generation)."""
+        kept = self._derived.get(key)
+        if kept is not None and kept[0] == self.generation:
+            return cast(T, kept[1])
+        if len(self._derived) > 64:
+            self._derived.clear()  # arguments vary: keep a bounded few
+        value = compute()
+        self._derived[key] = (self.generation, value)
+        return value
+
     # --- reads: entities ----------------------------------------------------------------
 
     @property
@@ -338,6 +357,10 @@ class FamilyIndex:
 
     def entry(self, name: str) -> EntityEntry | None:
         return self._entities.get(name)
+
+    def entries(self) -> Iterable[EntityEntry]:
+        """Every alive entity's entry (read only)."""
+        return self._entities.values()
 
     def stale(self, threshold: float, seen_before: int) -> int:
         """Entities whose confidence is below `threshold` and last_seen before `seen_before`."""
@@ -432,6 +455,11 @@ class FamilyIndex:
             return 0.0
         return self._weight_micro / _MICRO / len(relations)
 
+    def has_edges(self, name: str) -> bool:
+        """Whether the alive entity has a visible relation."""
+        self._relation_half()
+        return name in self._degree
+
     def orphans(self) -> int:
         """Alive entities without a visible relation (a visible one has both ends alive)."""
         self._relation_half()
@@ -495,4 +523,5 @@ def _relation_entry(
         round(weight * _MICRO),
         view.invalid_at is None,
         unresolved,
+        details.ingested_at,
     )

@@ -1,0 +1,219 @@
+"""graph_validate (contract §8.19): quality issues of entities — generic names, reference
+language, near-duplicates, orphans — and, graphmem's addition, typed entities whose
+observations do not conform to their type's schema in force.
+
+- generic_name (high): the casefolded, trimmed name is on the blocklist, or the name is
+  shorter than 3 characters with no upper-case letter or digit (`Go`, `AI`, `R`, `C3` are
+  spared);
+- reference_language (high): the casefolded name starts with `the `, `this ` ... and is
+  shorter than 40 characters (an entity with a generic name is not also reported for this);
+- near_duplicate (medium): another live entity has the same slug; a pair is reported once,
+  on its name first in code-point order;
+- schema_violation (medium): the schema view found problems with its observations;
+- orphan (low): no edges, confidence <= 0.4, times_mentioned <= 1.
+
+Issues are ordered by severity, then casefolded entity name, then code point (then check), and
+cut once to `max_issues`. The full graph's issues are kept by the FamilyIndex until it changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from projections.graph import GraphProjection
+from projections.graph_family._index import family_index
+from projections.graph_family._values import Reading, _slug
+
+__all__ = [
+    "BLOCKLIST",
+    "ORPHAN_MAX_CONFIDENCE",
+    "REFERENCE_PREFIXES",
+    "SEVERITIES",
+    "Issue",
+    "generic_name",
+    "graph_validate",
+    "ordered_issues",
+    "reference_language",
+]
+
+_WORDS = (
+    "it this that the a an some thing things item items something anything everything "
+    "nothing one other another each all both they them we i you he she data info "
+    "information here there now then later unknown various server client system process "
+    "service tool"
+)
+BLOCKLIST = frozenset(_WORDS.split())  # the contract's 44 words
+REFERENCE_PREFIXES = ("the ", "this ", "that ", "a ", "an ", "my ", "our ", "your ", "their ")
+REFERENCE_MAX_CHARS = 40
+SHORT_NAME_CHARS = 3
+ORPHAN_MAX_CONFIDENCE = 0.4
+SEVERITIES = ("high", "medium", "low")
+_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    severity: str
+    check: str
+    name: str
+    description: str
+
+    def sort_key(self) -> tuple[int, str, str, str]:
+        return (_RANK[self.severity], self.name.casefold(), self.name, self.check)
+
+
+def generic_name(name: str) -> str | None:
+    """Why `name` is generic (a blocklisted word, or short without a capital or digit)."""
+    trimmed = name.strip()
+    if trimmed.casefold() in BLOCKLIST:
+        return f"'{trimmed}' is a generic word, not the name of one thing"
+    if len(trimmed) < SHORT_NAME_CHARS and not any(c.isupper() or c.isdigit() for c in trimmed):
+        return (
+            f"'{trimmed}' is shorter than {SHORT_NAME_CHARS} characters and has no capital or "
+            "digit, so it is unlikely to name one thing"
+        )
+    return None
+
+
+def reference_language(name: str) -> str | None:
+    """Why `name` reads as a reference (`the project`) rather than a name."""
+    folded = name.strip().casefold()
+    if len(name.strip()) >= REFERENCE_MAX_CHARS:
+        return None
+    for prefix in REFERENCE_PREFIXES:
+        if folded.startswith(prefix):
+            return (
+                f"'{name.strip()}' starts with '{prefix.strip()}': a reference to something "
+                "named elsewhere; use the thing's own name"
+            )
+    return None
+
+
+def ordered_issues(issues: Sequence[Issue]) -> list[Issue]:
+    """High, medium, low; then casefolded name, then code point, then check."""
+    return sorted(issues, key=Issue.sort_key)
+
+
+def graph_validate(
+    graph: GraphProjection,
+    *,
+    schema_problems: Mapping[str, Sequence[str]],
+    source_session: str | None = None,
+    max_issues: int = 50,
+) -> dict[str, Any]:
+    """The answer object. `schema_problems` maps an entity name to the schema view's problem
+    details for it (only non-conforming typed entities appear)."""
+    index = family_index(graph)
+    problems = dict(schema_problems)
+
+    def every_issue() -> list[Issue]:
+        return ordered_issues(_issues(graph, graph.entity_names(), problems))
+
+    if source_session is None:
+        # Kept until the graph changes; the schema view's problems are part of the key.
+        key = ("validate", tuple(sorted((n, tuple(p)) for n, p in problems.items())))
+        found: list[Issue] = index.derived(key, every_issue)
+        scope = "full graph"
+    else:
+        names = _session_scope(graph, source_session)
+        found = ordered_issues(_issues(graph, names, problems))
+        scope = f"session:{source_session}"
+    reading = Reading(graph)
+    returned = [_issue_value(reading, issue) for issue in found[:max_issues]]
+    by_severity = dict.fromkeys(SEVERITIES, 0)
+    for item in returned:
+        by_severity[item["severity"]] += 1
+    return {
+        "issues": returned,
+        "issue_count": len(returned),
+        "total_found": len(found),
+        "by_severity": by_severity,
+        "scope": scope,
+    }
+
+
+def _issues(
+    graph: GraphProjection, names: Sequence[str], problems: Mapping[str, Sequence[str]]
+) -> list[Issue]:
+    index = family_index(graph)
+    lookup = graph.name_lookup()
+    found: list[Issue] = []
+    for name in names:
+        why = generic_name(name)
+        if why is not None:
+            found.append(Issue("high", "generic_name", name, why))
+        else:
+            why = reference_language(name)
+            if why is not None:
+                found.append(Issue("high", "reference_language", name, why))
+        sharing = lookup.names_with_slug(_slug(name))
+        if len(sharing) > 1:
+            later = [other for other in sharing if other > name]
+            if later:
+                listed = ", ".join(f"'{other}'" for other in later)
+                found.append(
+                    Issue(
+                        "medium",
+                        "near_duplicate",
+                        name,
+                        f"'{name}' and {listed} differ only in case, spacing or punctuation "
+                        f"(id {_slug(name)}); merge them with graph_merge if they are one thing",
+                    )
+                )
+        details = problems.get(name)
+        if details:
+            entry_type = graph.entity_type(name) or ""
+            found.append(
+                Issue(
+                    "medium",
+                    "schema_violation",
+                    name,
+                    f"does not conform to the {entry_type} schema: " + "; ".join(details),
+                )
+            )
+        entry = index.entry(name)
+        if (
+            entry is not None
+            and entry.confidence <= ORPHAN_MAX_CONFIDENCE
+            and not index.has_edges(name)
+        ):
+            attrs = graph.entity_attributes(name)
+            if attrs is not None and attrs.times_mentioned <= 1:
+                found.append(
+                    Issue(
+                        "low",
+                        "orphan",
+                        name,
+                        f"no edges, confidence {entry.confidence:g}, mentioned "
+                        f"{attrs.times_mentioned} time(s): relate it or let it be pruned",
+                    )
+                )
+    return found
+
+
+def _session_scope(graph: GraphProjection, session: str) -> list[str]:
+    """Entities with an edge whose source_session is `session`, or that property themselves."""
+    index = family_index(graph)
+    names: set[str] = set()
+    for key in index.relation_entries():
+        view = graph.relation(*key)
+        if view is not None and view.source_session == session:
+            names.update(key[:2])
+    for name in graph.entity_names():
+        attrs = graph.entity_attributes(name)
+        if attrs is not None and attrs.properties.get("source_session") == session:
+            names.add(name)
+    return sorted(name for name in names if graph.has_entity(name))
+
+
+def _issue_value(reading: Reading, issue: Issue) -> dict[str, Any]:
+    return {
+        "severity": issue.severity,
+        "type": issue.check,
+        "entity_id": reading.entity_id(issue.name),
+        "entity_name": issue.name,
+        "entity_type": reading.entity_type(issue.name),
+        "description": issue.description,
+    }
