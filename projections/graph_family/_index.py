@@ -36,6 +36,7 @@ from eventstore.events import (
     RelationUpdated,
     Stamp,
 )
+from eventstore.hlc import ms_of
 from projections.graph import GraphProjection
 from projections.graph_decay import EXEMPT_SUBTYPE, newest_run
 from projections.graph_family._directories import DirectoryIndex
@@ -53,6 +54,9 @@ _LIFE = 2
 _RULE = 1
 PROJECT_TYPE = "project"
 _MICRO = 1_000_000
+# graph_build_context's top hubs (contract §8.21): at least 3 current edges above 0.3.
+HUB_DEGREE = 3
+HUB_MIN_WEIGHT = 0.3
 _ENTITY_EVENTS = (EntityCreated, EntityUpdated, EntityDeleted)
 _OBSERVATION_EVENTS = (ObservationAdded, ObservationDeleted)
 _RELATION_EVENTS = (RelationCreated, RelationUpdated, RelationDeleted)
@@ -171,6 +175,10 @@ class FamilyIndex:
             (-e.last_seen, e.name) for e in entries
         )
         self._by_name: SortedList[str] = SortedList(e.name for e in entries)
+        # graph_build_context's recent additions: (first_seen, name), oldest first.
+        self._by_first_seen: SortedList[tuple[int, str]] = SortedList(
+            (ms_of(e.created[0]), e.name) for e in entries
+        )
 
     def _order_by_confidence(self, entries: list[EntityEntry]) -> None:
         self._by_confidence: SortedList[tuple[float, str]] = SortedList(
@@ -200,7 +208,40 @@ class FamilyIndex:
             if relation is not None:
                 self._relations[key] = relation
                 self._count_relation(relation, 1)
+        self._ingested: SortedList[tuple[int, RelationKey]] = SortedList(
+            (entry.ingested_at, key) for key, entry in self._relations.items()
+        )
+        self._count_hubs()
         return self._relations
+
+    def _count_hubs(self) -> None:
+        """Hub degrees (current edges shown above HUB_MIN_WEIGHT) from scratch, in bulk."""
+        assert self._relations is not None
+        self._hub_degree: Counter[str] = Counter()
+        for entry in self._relations.values():
+            for name in _hub_ends(entry):
+                self._hub_degree[name] += 1
+        self._hubs: SortedList[tuple[int, str]] = SortedList(
+            (-degree, name) for name, degree in self._hub_degree.items() if degree >= HUB_DEGREE
+        )
+
+    def _track_relation(self, entry: RelationEntry, sign: int) -> None:
+        """The sorted structures a relation is in (kept one by one after the bulk build)."""
+        if sign > 0:
+            self._ingested.add((entry.ingested_at, entry.key))
+        else:
+            self._ingested.discard((entry.ingested_at, entry.key))
+        for name in _hub_ends(entry):
+            old = self._hub_degree[name]
+            new = old + sign
+            if old >= HUB_DEGREE:
+                self._hubs.discard((-old, name))
+            if new >= HUB_DEGREE:
+                self._hubs.add((-new, name))
+            if new:
+                self._hub_degree[name] = new
+            else:
+                del self._hub_degree[name]
 
     def refresh(self) -> None:
         """Re-derive what the events folded since the last read touched."""
@@ -247,6 +288,7 @@ class FamilyIndex:
             relations = [entry.decayed_by(run) for entry in self._relations.values()]
             self._relations = {entry.key: entry for entry in relations}
             self._weight_micro = sum(entry.weight_micro for entry in relations)
+            self._count_hubs()  # shown weights moved across the hub threshold
 
     def _set_entity(self, reading: Reading, name: str) -> int:
         """Re-derive an entity's entry: _LIFE if it came, went or was created anew, _RULE if
@@ -271,6 +313,7 @@ class FamilyIndex:
         self._type_confidences.setdefault(entry.entity_type, SortedList()).add(-entry.confidence)
         self._by_last_seen.add((-entry.last_seen, entry.name))
         self._by_name.add(entry.name)
+        self._by_first_seen.add((ms_of(entry.created[0]), entry.name))
 
     def _forget_entity(self, entry: EntityEntry) -> None:
         self._count_entity(entry, -1)
@@ -282,6 +325,7 @@ class FamilyIndex:
             del self._type_confidences[entry.entity_type]
         self._by_last_seen.remove((-entry.last_seen, entry.name))
         self._by_name.remove(entry.name)
+        self._by_first_seen.remove((ms_of(entry.created[0]), entry.name))
 
     def _count_entity(self, entry: EntityEntry, sign: int) -> None:
         self.entities_by_type[entry.entity_type] += sign
@@ -311,10 +355,12 @@ class FamilyIndex:
         old = relations.pop(key, None)
         if old is not None:
             self._count_relation(old, -1)
+            self._track_relation(old, -1)
         new = _relation_entry(self._graph, key, self.run, rules)
         if new is not None:
             relations[key] = new
             self._count_relation(new, 1)
+            self._track_relation(new, 1)
 
     def _count_relation(self, entry: RelationEntry, sign: int) -> None:
         from_entity, to_entity, relation_type = entry.key
@@ -455,6 +501,27 @@ class FamilyIndex:
             return 0.0
         return self._weight_micro / _MICRO / len(relations)
 
+    def first_seen_between(self, since: int, until: int) -> tuple[int, Iterator[tuple[int, str]]]:
+        """How many alive entities were first seen in [since, until], and their
+        (first_seen, name), newest first (ties: name descending)."""
+        found = self._by_first_seen
+        low = found.bisect_left((since, ""))
+        high = found.bisect_left((until + 1, ""))
+        return high - low, found.islice(low, high, reverse=True)
+
+    def ingested_between(self, since: int, until: int) -> int:
+        """How many visible relations were ingested in [since, until]."""
+        self._relation_half()
+        ingested = self._ingested
+        low = ("", "", "")  # at or below any key
+        return ingested.bisect_left((until + 1, low)) - ingested.bisect_left((since, low))
+
+    def hubs(self) -> Iterator[tuple[int, str]]:
+        """(degree, name) of the entities with at least HUB_DEGREE current edges shown above
+        HUB_MIN_WEIGHT (graph_build_context's hubs), by degree descending, then name."""
+        self._relation_half()
+        return ((-negated, name) for negated, name in self._hubs)
+
     def has_edges(self, name: str) -> bool:
         """Whether the alive entity has a visible relation."""
         self._relation_half()
@@ -476,6 +543,14 @@ class FamilyIndex:
     def contradiction_keys(self) -> list[RelationKey]:
         self._relation_half()
         return list(self._contradictions)
+
+
+def _hub_ends(entry: RelationEntry) -> tuple[str, ...]:
+    """The ends whose hub degree the relation counts in (a self-loop counts once)."""
+    if not entry.current or entry.shown <= HUB_MIN_WEIGHT:
+        return ()
+    source, target, _ = entry.key
+    return (source,) if source == target else (source, target)
 
 
 def _ends(keys: set[RelationKey]) -> set[str]:
