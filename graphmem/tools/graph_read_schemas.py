@@ -137,7 +137,8 @@ GRAPH_CONTRADICTIONS = tool(
                 "Also return `conflicts`: the one conflict view, side by side: replica writes "
                 "that lost last-writer-wins, edges superseded by a newer valid_at (with the "
                 "edge that superseded them) and these contradictions, each saying which side "
-                "is current and why",
+                "is current and why (newest first, at most 50 of each kind; counts are "
+                "complete)",
                 default=False,
             ),
             "as_of": GRAPH_AS_OF,

@@ -252,7 +252,8 @@ READ_CONFLICTS = tool(
                 "default": "replicas",
                 "description": "replicas: the list of replica conflicts (the answer's text is "
                 "that list); all: an object with conflicts, superseded, contradictions and "
-                "counts (limit applies to each list)",
+                "counts (each list newest first, at most limit long, default 50; counts are "
+                "complete)",
             },
             "as_of": AS_OF,
         }

@@ -29,7 +29,7 @@ from graphmem.tools.base import (
     parse_args,
 )
 from graphmem.tools.input_checks import command_from
-from projections.graph_family import conflict_view, replica_write
+from projections.graph_family import VIEW_LIMIT, conflict_view, replica_write
 
 __all__ = ["MEMORY_EXTENSION_TOOLS"]
 
@@ -89,7 +89,11 @@ async def read_conflicts(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
             return [replica_write(c) for c in models.conflicts.conflicts(entity, limit)]
         # The one conflict view: replica writes beside superseded edges and contradictions.
         view = conflict_view(
-            models.graph, models.conflicts, entity=entity, limit=limit, include_resolved=True
+            models.graph,
+            models.conflicts,
+            entity=entity,
+            limit=VIEW_LIMIT if limit is None else limit,
+            include_resolved=True,
         )
         return {
             "conflicts": view["replica_writes"],

@@ -15,7 +15,7 @@ The public face of a package of private modules, each with one role:
 """
 
 from projections.graph_family._communities import CommunityOptions, graph_communities
-from projections.graph_family._conflict_view import conflict_view, replica_write
+from projections.graph_family._conflict_view import VIEW_LIMIT, conflict_view, replica_write
 from projections.graph_family._context import recent_additions, top_hubs
 from projections.graph_family._contradictions import graph_contradictions
 from projections.graph_family._export import EXPORT_FORMAT, EXPORT_VERSION, export_rows
@@ -35,6 +35,7 @@ __all__ = [
     "EXPORT_VERSION",
     "SCHEMA_VERSION",
     "SORT_KEYS",
+    "VIEW_LIMIT",
     "CommunityOptions",
     "EdgeFacts",
     "FamilyIndex",
