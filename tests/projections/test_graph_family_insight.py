@@ -345,3 +345,17 @@ def test_kept_answers_equal_a_fresh_folds_after_further_events(
         feed.add(EntityDeleted(name=name))
     feed.add(EntityUpdated(name="C", entity_type="Fact"))
     assert reads(feed.graph) == reads(feed.refolded())
+
+
+def test_the_conflict_view_lists_at_most_limit_per_kind_newest_first_with_full_counts() -> None:
+    feed = Feed().entity("Ann")
+    for k in range(4):
+        feed.entity(f"Job {k}")
+        feed.edge("Ann", f"Job {k}", "WORKS_AT", valid_at=T0 + k, invalid_at=T0 + k + 1)
+    view = conflict_view(feed.graph, None, limit=2)
+    assert view["counts"]["superseded"] == 4
+    assert [item["edge"]["to"] for item in view["superseded"]] == ["job-3", "job-2"]
+    # Job 2 was closed when Job 3 became valid, which is itself closed: nothing current.
+    second = view["superseded"][1]
+    assert second["superseded_by"]["to"] == "job-3" and second["current"] is None
+    assert "itself closed" in second["why"]
