@@ -20,7 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from sortedcontainers import SortedList
 
@@ -44,10 +44,18 @@ from projections.graph_family._tokens import TokenIndex, entity_tokens
 from projections.graph_family._values import Reading, decayed_confidence, decayed_weight
 from projections.naming import fold_name, slug
 
-__all__ = ["CONTRADICTS", "EntityEntry", "FamilyIndex", "family_index", "is_contradiction"]
+__all__ = [
+    "CONTRADICTS",
+    "EntityEntry",
+    "FamilyIndex",
+    "IndexListener",
+    "family_index",
+    "is_contradiction",
+]
 
 RelationKey = tuple[str, str, str]
 T = TypeVar("T")
+L = TypeVar("L", bound="IndexListener")
 CONTRADICTS = "CONTRADICTS"
 # What re-deriving an entity found changed (see FamilyIndex._set_entity).
 _LIFE = 2
@@ -72,6 +80,13 @@ def family_index(graph: GraphProjection) -> FamilyIndex:
     index = graph.follower(FamilyIndex, lambda _: FamilyIndex(graph))
     index.refresh()
     return index
+
+
+class IndexListener(Protocol):
+    """A derived index over the FamilyIndex (FamilyIndex.listener)."""
+
+    def touched(self, names: set[str], *, everything: bool) -> None:
+        """`names` changed (entry, liveness or relations); `everything`: a new decay run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +149,7 @@ class FamilyIndex:
         # (graph_validate, graph_communities, build context's rankings) are kept until it moves.
         self.generation = 0
         self._derived: dict[Any, tuple[int, Any]] = {}
+        self._listeners: dict[str, IndexListener] = {}
         self._build_entities()
 
     # --- told by the fold ---------------------------------------------------------------
@@ -251,6 +267,8 @@ class FamilyIndex:
             if run is not self.run:
                 self.generation += 1
                 self._decay(run)
+                for listener in self._listeners.values():
+                    listener.touched(set(), everything=True)
         if not self._dirty_entities and not self._dirty_relations:
             return
         self.generation += 1
@@ -275,6 +293,18 @@ class FamilyIndex:
                 self._set_relation(key, rules)
             if self.contradiction_answers and any(is_contradiction(k[2]) for k in keys):
                 self.forget_contradictions()
+        if self._listeners:
+            touched = names | _ends(keys)
+            for listener in self._listeners.values():
+                listener.touched(touched, everything=False)
+
+    def listener(self, key: str, build: Callable[[], L]) -> L:
+        """The index's listener under `key`, built on first use: an index of its own that is
+        told, at each refresh, the entities whose entry or relations changed."""
+        found = self._listeners.get(key)
+        if found is None:
+            found = self._listeners[key] = build()
+        return cast(L, found)
 
     def _decay(self, run: DecayApplied | None) -> None:
         """Every decayed figure again, for a new newest run (what else is kept, stays)."""

@@ -13,14 +13,19 @@ observations do not conform to their type's schema in force.
 - orphan (low): no edges, confidence <= 0.4, times_mentioned <= 1.
 
 Issues are ordered by severity, then casefolded entity name, then code point (then check), and
-cut once to `max_issues`. The full graph's issues are kept by the FamilyIndex until it changes.
+cut once to `max_issues`. The graph checks' issues are kept in that order by an IssueIndex
+that the FamilyIndex tells which entities each write touched; the schema view's are merged in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from heapq import merge
+from itertools import islice
 from typing import Any
+
+from sortedcontainers import SortedKeyList
 
 from projections.graph import GraphProjection
 from projections.graph_family._index import family_index
@@ -96,6 +101,54 @@ def ordered_issues(issues: Sequence[Issue]) -> list[Issue]:
     return sorted(issues, key=Issue.sort_key)
 
 
+class IssueIndex:
+    """Every alive entity's issues of the checks that read the graph alone (all but
+    schema_violation), in answer order, kept current by the FamilyIndex's refreshes: a write
+    re-checks the entities it touched and those sharing their slugs; a decay run, all."""
+
+    def __init__(self, graph: GraphProjection) -> None:
+        self._graph = graph
+        self._of: dict[str, tuple[Issue, ...]] = {}
+        self.ranked: SortedKeyList[Issue, tuple[int, str, str, str]] = SortedKeyList(
+            key=Issue.sort_key
+        )
+        self._dirty: set[str] = set()
+        self._everything = True
+
+    def touched(self, names: set[str], *, everything: bool) -> None:
+        if everything:
+            self._everything = True
+            self._dirty = set()
+        elif not self._everything:
+            self._dirty |= names
+
+    def refresh(self) -> None:
+        graph = self._graph
+        if self._everything:
+            self._everything = False
+            self._dirty = set()
+            self._of = {}
+            found = _graph_issues(graph, graph.entity_names())
+            for issue in found:
+                self._of[issue.name] = (*self._of.get(issue.name, ()), issue)
+            self.ranked = SortedKeyList(found, key=Issue.sort_key)
+            return
+        dirty, self._dirty = self._dirty, set()
+        lookup = graph.name_lookup()
+        names = set(dirty)
+        for name in dirty:  # a name coming or going changes its slug partners' issues
+            names.update(lookup.names_with_slug(_slug(name)))
+        for name in names:
+            for issue in self._of.pop(name, ()):
+                self.ranked.remove(issue)
+        for issue in _graph_issues(graph, [n for n in names if graph.has_entity(n)]):
+            self._of[issue.name] = (*self._of.get(issue.name, ()), issue)
+            self.ranked.add(issue)
+
+    def issues_of(self, name: str) -> tuple[Issue, ...]:
+        return self._of.get(name, ())
+
+
 def graph_validate(
     graph: GraphProjection,
     *,
@@ -106,37 +159,53 @@ def graph_validate(
     """The answer object. `schema_problems` maps an entity name to the schema view's problem
     details for it (only non-conforming typed entities appear)."""
     index = family_index(graph)
-    problems = dict(schema_problems)
-
-    def every_issue() -> list[Issue]:
-        return ordered_issues(_issues(graph, graph.entity_names(), problems))
-
+    kept = index.listener("graph_validate", lambda: IssueIndex(graph))
+    kept.refresh()
+    schema = [
+        _schema_issue(graph, name, details)
+        for name, details in schema_problems.items()
+        if details and graph.has_entity(name)
+    ]
     if source_session is None:
-        # Kept until the graph changes; the schema view's problems are part of the key.
-        key = ("validate", tuple(sorted((n, tuple(p)) for n, p in problems.items())))
-        found: list[Issue] = index.derived(key, every_issue)
         scope = "full graph"
+        total = len(kept.ranked) + len(schema)
+        # The kept issues are in order already: merge the first max_issues with the schema's.
+        first = kept.ranked.islice(0, max_issues)
+        chosen = list(
+            islice(merge(first, sorted(schema, key=Issue.sort_key), key=Issue.sort_key), max_issues)
+        )
     else:
-        names = _session_scope(graph, source_session)
-        found = ordered_issues(_issues(graph, names, problems))
         scope = f"session:{source_session}"
+        names = set(_session_scope(graph, source_session))
+        found = [issue for name in names for issue in kept.issues_of(name)]
+        found += [issue for issue in schema if issue.name in names]
+        total = len(found)
+        chosen = ordered_issues(found)[:max_issues]
     reading = Reading(graph)
-    returned = [_issue_value(reading, issue) for issue in found[:max_issues]]
+    returned = [_issue_value(reading, issue) for issue in chosen]
     by_severity = dict.fromkeys(SEVERITIES, 0)
     for item in returned:
         by_severity[item["severity"]] += 1
     return {
         "issues": returned,
         "issue_count": len(returned),
-        "total_found": len(found),
+        "total_found": total,
         "by_severity": by_severity,
         "scope": scope,
     }
 
 
-def _issues(
-    graph: GraphProjection, names: Sequence[str], problems: Mapping[str, Sequence[str]]
-) -> list[Issue]:
+def _schema_issue(graph: GraphProjection, name: str, details: Sequence[str]) -> Issue:
+    entity_type = graph.entity_type(name) or ""
+    return Issue(
+        "medium",
+        "schema_violation",
+        name,
+        f"does not conform to the {entity_type} schema: " + "; ".join(details),
+    )
+
+
+def _graph_issues(graph: GraphProjection, names: Iterable[str]) -> list[Issue]:
     index = family_index(graph)
     lookup = graph.name_lookup()
     found: list[Issue] = []
@@ -162,17 +231,6 @@ def _issues(
                         f"(id {_slug(name)}); merge them with graph_merge if they are one thing",
                     )
                 )
-        details = problems.get(name)
-        if details:
-            entry_type = graph.entity_type(name) or ""
-            found.append(
-                Issue(
-                    "medium",
-                    "schema_violation",
-                    name,
-                    f"does not conform to the {entry_type} schema: " + "; ".join(details),
-                )
-            )
         entry = index.entry(name)
         if (
             entry is not None
