@@ -103,6 +103,7 @@ class EntityEntry:
     rule: bool
     directory: str | None  # a Project's `directory` property
     created: Stamp  # its latest creation: a newer one hides the relations made before it
+    session: str | None = None  # its `source_session` property (graph_validate's scope)
 
     def decayed_by(self, run: DecayApplied | None) -> EntityEntry:
         return replace(
@@ -126,6 +127,7 @@ class RelationEntry:
     current: bool  # not superseded (invalid_at unset)
     unresolved: bool | None  # a CONTRADICTS edge: whether it is unresolved; else None
     ingested_at: int = 0
+    session: str | None = None  # its source_session (graph_validate's scope)
 
     def decayed_by(self, run: DecayApplied | None) -> RelationEntry:
         weight = decayed_weight(self.weight, self.last_confirmed, run, exempt=self.exempt)
@@ -604,6 +606,7 @@ def _entity_entry(reading: Reading, name: str) -> EntityEntry:
         rule,
         directory if isinstance(directory, str) and directory else None,
         reading.graph.creation_key(name) or (0, "", 0),
+        session if isinstance(session := attrs.properties.get("source_session"), str) else None,
     )
 
 
@@ -629,4 +632,5 @@ def _relation_entry(
         view.invalid_at is None,
         unresolved,
         details.ingested_at,
+        view.source_session,
     )

@@ -176,7 +176,7 @@ def graph_validate(
         )
     else:
         scope = f"session:{source_session}"
-        names = set(_session_scope(graph, source_session))
+        names = _session_scope(graph, source_session)
         found = [issue for name in names for issue in kept.issues_of(name)]
         found += [issue for issue in schema if issue.name in names]
         total = len(found)
@@ -251,19 +251,22 @@ def _graph_issues(graph: GraphProjection, names: Iterable[str]) -> list[Issue]:
     return found
 
 
-def _session_scope(graph: GraphProjection, session: str) -> list[str]:
-    """Entities with an edge whose source_session is `session`, or that property themselves."""
+def _session_scope(graph: GraphProjection, session: str) -> set[str]:
+    """Entities with an edge whose source_session is `session`, or that property themselves
+    (from the FamilyIndex's entries; the map of every session is kept until the next write)."""
     index = family_index(graph)
-    names: set[str] = set()
-    for key in index.relation_entries():
-        view = graph.relation(*key)
-        if view is not None and view.source_session == session:
-            names.update(key[:2])
-    for name in graph.entity_names():
-        attrs = graph.entity_attributes(name)
-        if attrs is not None and attrs.properties.get("source_session") == session:
-            names.add(name)
-    return sorted(name for name in names if graph.has_entity(name))
+
+    def by_session() -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for key, relation in index.relation_entries().items():
+            if relation.session is not None:
+                found.setdefault(relation.session, set()).update(key[:2])
+        for entry in index.entries():
+            if entry.session is not None:
+                found.setdefault(entry.session, set()).add(entry.name)
+        return found
+
+    return index.derived(("sessions",), by_session).get(session, set())
 
 
 def _issue_value(reading: Reading, issue: Issue) -> dict[str, Any]:

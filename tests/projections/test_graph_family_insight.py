@@ -142,6 +142,12 @@ def test_source_session_scopes_to_edges_of_that_session_and_the_property() -> No
     answer = validate(feed.graph, source_session="s1")
     assert [name for *_, name in checks(answer)] == ["it", "one"]
     assert answer["scope"] == "session:s1"
+    feed.entity("ab").edge("ab", "Anchor", "LIKES", source_session="s1")  # the scope follows
+    assert [name for *_, name in checks(validate(feed.graph, source_session="s1"))] == [
+        "ab",
+        "it",
+        "one",
+    ]
 
 
 def test_validate_follows_changes_after_its_answer_was_kept() -> None:
