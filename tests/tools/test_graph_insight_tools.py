@@ -363,3 +363,24 @@ async def test_graph_contradictions_adds_the_conflict_view_when_asked(tmp_path: 
             "superseded": 0,
             "contradictions": 0,
         }
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_the_topic_neighbourhood_shows_15_nodes_and_25_edges_with_counts_before_the_cut(
+    tmp_path: Path, era: str
+) -> None:
+    async with graph_client(era, tmp_path) as client:
+        names = [f"Node {k:02}" for k in range(16)]
+        entities = [{"localId": f"n{k}", "name": n, "type": "Concept"} for k, n in enumerate(names)]
+        relations = [
+            {"from": f"n{a}", "to": f"n{b}", "relation": "RELATED_TO", "weight": 0.8}
+            for a in range(16)
+            for b in range(a + 1, 16)
+        ]
+        batch = {"entities": entities, "relations": relations}
+        await tool_value(client, "graph_relate", {"batch": batch})
+        answer = await tool_value(client, "graph_build_context", {"topic": "Node 00"})
+        topic = answer["topic_neighbourhood"]
+        assert topic["node_count"] == 15  # graph_query's limit
+        assert topic["edge_count"] > 25 and len(topic["edges"]) == 25
+        assert len(topic["nodes"]) == 15 and topic["nodes"][0]["name"] == "Node 00"
