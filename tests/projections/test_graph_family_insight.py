@@ -18,7 +18,7 @@ from projections.graph_family import (
     recent_additions,
     top_hubs,
 )
-from projections.graph_family._communities import dominant_type, grow
+from projections.graph_family._communities import StrongEdges, dominant_type, grow, hubs
 from projections.graph_family._validate import (
     BLOCKLIST,
     Issue,
@@ -365,3 +365,16 @@ def test_the_conflict_view_lists_at_most_limit_per_kind_newest_first_with_full_c
     second = view["superseded"][1]
     assert second["superseded_by"]["to"] == "job-3" and second["current"] is None
     assert "itself closed" in second["why"]
+
+
+def test_only_the_first_100_hubs_seed_communities() -> None:
+    feed = Feed()
+    for k in range(102):
+        feed.entity(f"h{k:03}").entity(f"h{k:03} a").entity(f"h{k:03} b")
+        weight = 0.5 if k < 2 else 0.9  # the two lightest rank last
+        feed.edge(f"h{k:03}", f"h{k:03} a", weight=weight)
+        feed.edge(f"h{k:03}", f"h{k:03} b", weight=weight)
+    edges = StrongEdges(feed.graph, 0.4)
+    edges.refresh()
+    ranked = hubs(edges, str.casefold)
+    assert len(ranked) == 100 and ranked[0] == "h002" and "h000" not in ranked
