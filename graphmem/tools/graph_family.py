@@ -27,7 +27,8 @@ class GraphFamily:
     tunables: Tunables = field(default_factory=Tunables)
     config_warnings: tuple[str, ...] = ()
     clock: WallClock = field(default_factory=WallClock)
-    # GRAPHMEM_TRANSCRIPTS_DIR: graph_read_transcript's session ids are looked up there.
+    # GRAPHMEM_TRANSCRIPTS_DIR: graph_read_transcript looks session ids up there;
+    # graph_build_context counts the unprocessed ones. None: none.
     transcripts_dir: Path | None = None
 
     @classmethod

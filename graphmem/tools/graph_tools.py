@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from graphmem.tools.base import ToolSpec
+from graphmem.tools.graph_insight_tools import GRAPH_INSIGHT_TOOLS
 from graphmem.tools.graph_intake_tools import GRAPH_INTAKE_TOOLS
 from graphmem.tools.graph_merge_tools import GRAPH_MERGE_TOOLS
 from graphmem.tools.graph_read_tools import GRAPH_READ_TOOLS
@@ -15,4 +16,5 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     *GRAPH_WRITE_TOOLS,
     *GRAPH_MERGE_TOOLS,
     *GRAPH_INTAKE_TOOLS,
+    *GRAPH_INSIGHT_TOOLS,
 )
