@@ -22,6 +22,7 @@ import os
 import re
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,7 +155,17 @@ def _write_atomically(staging: Path, destination: Path, chunks: Iterator[bytes])
     _sync_folder(destination.parent)
 
 
+# Two queueings of one name at once in this process must not pair one's sidecar with the
+# other's document: the pair is written under this lock (queueing is rare and fast).
+_PAIR_LOCK = threading.Lock()
+
+
 def _queue(home: Path, name: str, chunks: Iterator[bytes], meta: bytes | None) -> Queued:
+    with _PAIR_LOCK:
+        return _write_pair(home, name, chunks, meta)
+
+
+def _write_pair(home: Path, name: str, chunks: Iterator[bytes], meta: bytes | None) -> Queued:
     staging = home / "ingest"
     pending = home / PENDING
     pending.mkdir(parents=True, exist_ok=True)

@@ -138,7 +138,8 @@ async def transcript_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "graph_read_transcript"
     args = parse_graph_args(tool, raw, TranscriptArgs)
     family = family_of(ctx, tool)
-    check_range(tool, args.offset, "offset", 0, 2**53)
+    if args.offset < 0:
+        raise _refused(tool, f"offset is {args.offset}; it must be 0 or more")
     check_range(tool, args.limit, "limit", 1, MAX_LIMIT)
     page = Page(args.text_only, time_ms(tool, args.since, "since"), args.offset, args.limit)
     try:

@@ -147,7 +147,7 @@ async def test_symlinks_out_of_the_transcripts_folder_are_refused(
         ({"session_id": "nope"}, "Transcript not found"),
         ({"session_id": SESSION, "limit": 0}, "between 1 and 5000"),
         ({"session_id": SESSION, "limit": 5001}, "between 1 and 5000"),
-        ({"session_id": SESSION, "offset": -1}, "offset"),
+        ({"session_id": SESSION, "offset": -1}, "offset is -1; it must be 0 or more"),
         ({"session_id": SESSION, "since": "last week"}, "since"),
         ({"session_id": SESSION, "text_onyl": False}, "graph_read_transcript accepts"),
     ],
@@ -299,3 +299,18 @@ async def test_a_directory_given_as_file_path_is_refused(
             client, "graph_ingest", {"action": "queue", "file_path": str(tmp_path / "folder.md")}
         )
         assert "not a regular file" in problem
+
+
+async def test_a_queue_that_cannot_be_written_is_an_error_naming_the_folder(
+    era: str, folders: Folders
+) -> None:
+    folders.home.mkdir()
+    (folders.home / "ingest").write_text("a file where the queue's folder should be")
+    async with client_of(era, folders) as client:
+        problem = await tool_error(
+            client, "graph_ingest", {"action": "queue", "content": "x", "file_name": "a.md"}
+        )
+        assert "cannot write to" in problem
+        assert "nothing was queued" in problem
+        status = await tool_value(client, "graph_ingest", {"action": "status"})
+        assert (status["pending_count"], status["completed_count"]) == (0, 0)
