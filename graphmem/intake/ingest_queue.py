@@ -5,11 +5,12 @@ document (a copy of a server file, or inline content) with its sidecar, and the 
   matches them): no path separator, no `..`, no leading dot (hidden), no control character,
   no surrounding spaces, not itself a sidecar name (`*.meta.json`), and short enough that its
   sidecar's name fits a file system's 255 bytes.
-- Queueing a name already pending replaces it (the contract: idempotent). Each file is written
-  to a temporary file in `ingest/` (never scanned, same file system), flushed to disk, then
-  renamed over its name, and the folder flushed: a reader sees the old file or the new one,
-  never a part. The sidecar goes first (written, or an old one removed) and the document last,
-  so a processor that picks up a document finds the sidecar that belongs to it.
+- Queueing a name already pending replaces it (the contract: idempotent). Both files are
+  first written whole to temporary files in `ingest/` (never scanned, same file system) and
+  flushed to disk, so a copy that fails leaves nothing visible; then renamed over their names
+  and the folder flushed: a reader sees the old file or the new one, never a part. The sidecar
+  goes first (renamed, or an old one removed) and the document last, so a processor that
+  picks up a document finds the sidecar that belongs to it.
 - Status: counts are of every document (`graph_home_files.documents`, which graph_stats
   counts too); the pending list is the oldest MAX_PENDING_LISTED, the completed list the newest
   five; session cursors read every sidecar (each at most MAX_META_BYTES).
@@ -26,7 +27,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -141,7 +142,8 @@ def _sync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
-def _write_atomically(staging: Path, destination: Path, chunks: Iterator[bytes]) -> None:
+def _staged(staging: Path, chunks: Iterator[bytes]) -> Path:
+    """The bytes of `chunks` in a new temporary file of `staging`, flushed to the disk."""
     handle, temporary = tempfile.mkstemp(prefix=".queue-", suffix=".tmp", dir=staging)
     try:
         with os.fdopen(handle, "wb") as out:
@@ -149,34 +151,40 @@ def _write_atomically(staging: Path, destination: Path, chunks: Iterator[bytes])
                 out.write(chunk)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(temporary, destination)
-    finally:
+    except BaseException:
         Path(temporary).unlink(missing_ok=True)
-    _sync_folder(destination.parent)
+        raise
+    return Path(temporary)
 
 
 # Two queueings of one name at once in this process must not pair one's sidecar with the
-# other's document: the pair is written under this lock (queueing is rare and fast).
+# other's document: the pair is published under this lock (two renames: quick).
 _PAIR_LOCK = threading.Lock()
 
 
 def _queue(home: Path, name: str, chunks: Iterator[bytes], meta: bytes | None) -> Queued:
-    with _PAIR_LOCK:
-        return _write_pair(home, name, chunks, meta)
-
-
-def _write_pair(home: Path, name: str, chunks: Iterator[bytes], meta: bytes | None) -> Queued:
+    """Both files are staged whole first (the copy, the slow part that can fail, writes
+    nothing visible), then published: the sidecar (or an old one removed), the document last."""
     staging = home / "ingest"
     pending = home / PENDING
     pending.mkdir(parents=True, exist_ok=True)
     sidecar = pending / (name + META_SUFFIX)
-    if meta is not None:
-        _write_atomically(staging, sidecar, iter((meta,)))
-    elif sidecar.exists() or sidecar.is_symlink():
-        sidecar.unlink()
-        _sync_folder(pending)
     destination = pending / name
-    _write_atomically(staging, destination, chunks)
+    document = _staged(staging, chunks)
+    staged_meta = None
+    try:
+        staged_meta = None if meta is None else _staged(staging, iter((meta,)))
+        with _PAIR_LOCK:
+            if staged_meta is not None:
+                os.replace(staged_meta, sidecar)
+            elif sidecar.exists() or sidecar.is_symlink():
+                sidecar.unlink()
+            os.replace(document, destination)
+    finally:
+        document.unlink(missing_ok=True)
+        if staged_meta is not None:
+            staged_meta.unlink(missing_ok=True)
+    _sync_folder(pending)
     return Queued(name, destination.absolute(), meta is not None)
 
 
@@ -212,7 +220,18 @@ def queue_file(home: Path, file_path: str, meta: bytes | None) -> Queued:
         raise IngestError(f"file_path {file_path!r} is not absolute; give the full path")
     check_name(path.name, "the file_path's name")
     with os.fdopen(_source(path), "rb") as source:
-        return _queue(home, path.name, iter(lambda: source.read(_CHUNK), b""), meta)
+        return _queue(home, path.name, _read(source, path), meta)
+
+
+def _read(source: BinaryIO, path: Path) -> Iterator[bytes]:
+    while True:
+        try:
+            chunk = source.read(_CHUNK)
+        except OSError as problem:
+            raise IngestError(f"cannot read file_path {str(path)!r} ({problem.strerror})") from None
+        if not chunk:
+            return
+        yield chunk
 
 
 # --- status -----------------------------------------------------------------------------------

@@ -232,3 +232,17 @@ def test_session_cursors_hold_each_cloud_sessions_latest_through(tmp_path: Path)
         "s1": {"through": "2026-11-01T12:00:00+02:00", "last_event_id": "e2", "file": "s1-b.md"},
         "s2": {"through": "2026-11-02", "last_event_id": None, "file": "s2.md"},
     }
+
+
+def test_a_copy_that_fails_midway_leaves_no_sidecar_and_no_temporary_file(
+    tmp_path: Path,
+) -> None:
+    """/proc/self/mem opens as a regular file and fails on the first read (EIO): the copy
+    fails after the queue's folders exist, and nothing may be left for the processor."""
+    unreadable = tmp_path / "unreadable.md"
+    unreadable.symlink_to("/proc/self/mem")
+    home = tmp_path / "home"
+    with pytest.raises(IngestError, match="cannot read file_path"):
+        queue_file(home, str(unreadable), meta(source="chat"))
+    assert sorted(p.name for p in (home / "ingest").iterdir()) == ["pending"]
+    assert list((home / PENDING).iterdir()) == []
