@@ -163,6 +163,16 @@ class RpcClient:
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         self.startup_seconds = time.perf_counter() - started
 
+    def list_tools(self) -> list[str]:
+        """The names of the tools the server lists (one `tools/list`, no paging)."""
+        self._request("tools/list", {})
+        _, line = self._read_response()
+        answer = _envelope(line)
+        if answer.error is not None:
+            raise RuntimeError(f"tools/list failed: {answer.error}")
+        tools = _decode(answer.result).get("tools", [])
+        return [str(tool["name"]) for tool in tools]
+
     def call(self, tool: str, arguments: dict[str, Any]) -> Reply:
         """One tool call, awaited before returning."""
         started = time.perf_counter()

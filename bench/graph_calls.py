@@ -1,0 +1,291 @@
+"""The graph family's benchmark operations: which tool, which arguments, which target.
+
+Targets are a tenth of the contract's §12 latencies, since the graph is ten times the design's
+scale (issue 14, item 6). Operations without a target are measured for the record. Arguments
+come from the generated graph's manifest (bench.graph_data): random existing entities, edges
+known to exist, project directories, and keyword queries of known selectivity.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from projections.graph_time import DAY_MS, format_ms
+
+Args = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Operation:
+    label: str
+    tool: str
+    target_ms: float | None  # p50 target; None: reported only
+    calls: int  # measured calls at full size (scaled down by --calls)
+    arguments: Callable[[CallArgs], Args]
+    after_write: bool = False  # one untimed graph_relate before each measured call
+    # The arguments of that graph_relate (default: a new edge between existing entities).
+    write: Callable[[CallArgs], Args] | None = None
+    note: str = ""
+
+
+class CallArgs:
+    """Deterministic argument streams over one generated graph."""
+
+    def __init__(self, manifest: dict[str, Any], now_ms: int, seed: int = 11) -> None:
+        self.rng = random.Random(seed)
+        self.names: list[str] = manifest["names"]
+        self.type_of = dict(zip(self.names, manifest["types"], strict=True))
+        self.by_type: dict[str, list[str]] = {}
+        for name, entity_type in self.type_of.items():
+            self.by_type.setdefault(entity_type, []).append(name)
+        self.edges: list[list[str]] = manifest["edges"]
+        self.hubs: list[str] = manifest["hubs"]
+        self.projects: list[list[str]] = manifest["projects"]
+        self.queries: dict[str, list[dict[str, Any]]] = manifest["queries"]
+        self.now_ms = now_ms
+        self.deleted: set[str] = set()
+        self._serial = 0
+
+    def serial(self) -> int:
+        self._serial += 1
+        return self._serial
+
+    def name(self) -> str:
+        while True:
+            name = self.rng.choice(self.names)
+            if name not in self.deleted:
+                return name
+
+    def of_type(self, entity_type: str) -> str:
+        while True:
+            name = self.rng.choice(self.by_type.get(entity_type) or self.names)
+            if name not in self.deleted:
+                return name
+
+    def edge(self) -> tuple[str, str, str]:
+        while True:
+            source, target, relation = self.rng.choice(self.edges)
+            if source not in self.deleted and target not in self.deleted:
+                return source, target, relation
+
+    def weight(self) -> float:
+        return round(self.rng.uniform(0.3, 0.95), 2)
+
+    def relate_new(self) -> Args:
+        source, target = self.name(), self.name()
+        return {
+            "from_name": source,
+            "from_type": self.type_of[source],
+            "to_name": target,
+            "to_type": self.type_of[target],
+            "relation": "MENTIONED_WITH",
+            "weight": self.weight(),
+            "evidence": f"bench note {self.serial()}",
+            "source_session": "bench-session",
+            "source_type": "conversation",
+        }
+
+    def relate_contradiction(self) -> Args:
+        """A new unresolved CONTRADICTS edge between two Facts, as a client records one."""
+        first, second = self.of_type("Fact"), self.of_type("Fact")
+        return {
+            "from_name": first,
+            "from_type": "Fact",
+            "to_name": second,
+            "to_type": "Fact",
+            "relation": "CONTRADICTS",
+            "weight": 0.5,
+            "properties": {
+                "description": f"bench conflict {self.serial()}",
+                "detected_date": format_ms(self.now_ms),
+                "resolved": False,
+            },
+        }
+
+    def relate_again(self) -> Args:
+        source, target, relation = self.edge()
+        return {
+            "from_name": source,
+            "from_type": self.type_of[source],
+            "to_name": target,
+            "to_type": self.type_of[target],
+            "relation": relation,
+            "weight": self.weight(),
+        }
+
+    def relate_dated(self) -> Args:
+        person, project = self.of_type("Person"), self.of_type("Project")
+        return {
+            "from_name": person,
+            "from_type": "Person",
+            "to_name": project,
+            "to_type": "Project",
+            "relation": "WORKS_ON",
+            "weight": self.weight(),
+            "valid_at": format_ms(self.now_ms - self.rng.randrange(30) * DAY_MS),
+        }
+
+    def relate_batch(self) -> Args:
+        """Five new entities, two existing ones, ten relations: a transcript's extraction."""
+        serial = self.serial()
+        entities = [
+            {"localId": f"n{k}", "name": f"Bench Batch {serial} Item {k}", "type": "Concept"}
+            for k in range(5)
+        ]
+        known = [self.name(), self.name()]
+        ends = [f"n{k}" for k in range(5)] + known
+        relations = [
+            {
+                "from": ends[k % 5],
+                "to": ends[(k + 1 + k // 5) % len(ends)],
+                "relation": "RELATED_TO" if k % 2 else "MENTIONS",
+                "weight": self.weight(),
+            }
+            for k in range(10)
+        ]
+        return {"batch": {"entities": entities, "relations": relations, "source_type": "ingest"}}
+
+    def query(
+        self, hops: int, start: str | None = None, project: bool = False, busy: bool = False
+    ) -> Args:
+        args: Args = {"entities": [start or self.name()], "max_hops": hops}
+        if project:
+            _, directory = self.rng.choice(self.projects[:20] if busy else self.projects)
+            args["project_context"] = f"{directory}/src/lib"  # a working dir inside it
+        return args
+
+    def weight_change(self) -> Args:
+        source, target, relation = self.edge()
+        return {"from_name": source, "to_name": target, "relation": relation}
+
+    def search(self, kind: str) -> Args:
+        return {"search": self.rng.choice(self.queries[kind])["search"]}
+
+    def listing(self) -> Args:
+        return {"sort_by": self.rng.choice(("confidence", "last_seen", "name"))}
+
+    def delete(self) -> Args:
+        name = self.name()
+        self.deleted.add(name)
+        return {"entity_id": name, "reason": "bench"}
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation("graph_query 2 hops", "graph_query", 10, 200, lambda a: a.query(2)),
+    Operation(
+        "graph_query 2 hops + project_context",
+        "graph_query",
+        10,
+        200,
+        lambda a: a.query(2, project=True),
+        note="project_context: a folder inside a random Project's directory",
+    ),
+    Operation(
+        "graph_query 2 hops + project_context of a busy project",
+        "graph_query",
+        None,
+        50,
+        lambda a: a.query(2, project=True, busy=True),
+        note="project_context: one of the twenty busiest Projects",
+    ),
+    Operation("graph_query 3 hops", "graph_query", None, 100, lambda a: a.query(3)),
+    Operation("graph_query 4 hops", "graph_query", None, 50, lambda a: a.query(4)),
+    Operation(
+        "graph_query 2 hops from a hub",
+        "graph_query",
+        None,
+        30,
+        lambda a: a.query(2, start=a.rng.choice(a.hubs)),
+        note="start: one of the ten busiest entities",
+    ),
+    Operation(
+        "graph_entities search: 2-letter prefix",
+        "graph_entities",
+        10,
+        100,
+        lambda a: a.search("prefix2"),
+    ),
+    Operation(
+        "graph_entities search: 4-letter prefix",
+        "graph_entities",
+        10,
+        200,
+        lambda a: a.search("prefix4"),
+    ),
+    Operation(
+        "graph_entities search: rare token", "graph_entities", 10, 200, lambda a: a.search("token")
+    ),
+    Operation(
+        "graph_entities search: two tokens",
+        "graph_entities",
+        10,
+        200,
+        lambda a: a.search("two_tokens"),
+    ),
+    Operation(
+        "graph_entities listing (no search)", "graph_entities", None, 50, lambda a: a.listing()
+    ),
+    Operation("graph_stats", "graph_stats", 15, 100, lambda a: {}),
+    Operation("graph_contradictions", "graph_contradictions", 20, 100, lambda a: {}),
+    Operation(
+        "graph_contradictions include_resolved",
+        "graph_contradictions",
+        None,
+        50,
+        lambda a: {"include_resolved": True},
+    ),
+    Operation(
+        "graph_contradictions (after a new contradiction)",
+        "graph_contradictions",
+        20,
+        50,
+        lambda a: {},
+        after_write=True,
+        write=lambda a: a.relate_contradiction(),
+        note="a CONTRADICTS edge written before each call: the answer cannot be reused",
+    ),
+    Operation("graph_relate new edge", "graph_relate", 5, 200, lambda a: a.relate_new()),
+    Operation("graph_relate re-assert", "graph_relate", 5, 200, lambda a: a.relate_again()),
+    Operation(
+        "graph_relate dated (supersedes)",
+        "graph_relate",
+        5,
+        200,
+        lambda a: a.relate_dated(),
+        note="a Person WORKS_ON a Project with valid_at: closes the person's current WORKS_ON",
+    ),
+    Operation(
+        "graph_relate batch (5 new + 2 known entities; 10 edges)",
+        "graph_relate",
+        None,
+        100,
+        lambda a: a.relate_batch(),
+    ),
+    Operation("graph_boost", "graph_boost", 3, 200, lambda a: a.weight_change()),
+    Operation("graph_weaken", "graph_weaken", 3, 200, lambda a: a.weight_change()),
+    Operation(
+        "graph_query 2 hops (after a write)",
+        "graph_query",
+        10,
+        100,
+        lambda a: a.query(2),
+        after_write=True,
+    ),
+    Operation(
+        "graph_entities search: 4-letter prefix (after a write)",
+        "graph_entities",
+        10,
+        100,
+        lambda a: a.search("prefix4"),
+        after_write=True,
+    ),
+    Operation(
+        "graph_stats (after a write)", "graph_stats", 15, 100, lambda a: {}, after_write=True
+    ),
+    Operation("graph_delete", "graph_delete", None, 100, lambda a: a.delete()),
+    Operation("graph_export", "graph_export", None, 3, lambda a: {"keep": 1}),
+)
+GRAPH_TOOLS = tuple(dict.fromkeys(op.tool for op in OPERATIONS))
