@@ -38,6 +38,10 @@ from actors.graph_commands import (
     GraphRelate,
     GraphRelateBatch,
 )
+from actors.graph_maintenance import (
+    GraphDecay,
+    GraphPrune,
+)
 from actors.results import (
     AddEdgesResult,
     AddMetadataResult,
@@ -280,4 +284,6 @@ Command = (
     | GraphAdjust
     | GraphDelete
     | GraphAudit
+    | GraphDecay
+    | GraphPrune
 )

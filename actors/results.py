@@ -14,6 +14,7 @@ from actors.command_inputs import (
     NodeInput,
     RelationInput,
 )
+from actors.graph_maintenance import GraphDecayResult, GraphPruneResult
 from actors.graph_results import (
     GraphAdjustResult,
     GraphAuditResult,
@@ -277,4 +278,6 @@ CommandResult = (
     | GraphAdjustResult
     | GraphDeleteResult
     | GraphAuditResult
+    | GraphDecayResult
+    | GraphPruneResult
 )

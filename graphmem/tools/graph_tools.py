@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from graphmem.tools.base import ToolSpec
+from graphmem.tools.graph_maintenance_tools import GRAPH_MAINTENANCE_TOOLS
 from graphmem.tools.graph_read_tools import GRAPH_READ_TOOLS
 from graphmem.tools.graph_write_tools import GRAPH_WRITE_TOOLS
 
 __all__ = ["GRAPH_TOOLS"]
 
-GRAPH_TOOLS: tuple[ToolSpec, ...] = (*GRAPH_READ_TOOLS, *GRAPH_WRITE_TOOLS)
+GRAPH_TOOLS: tuple[ToolSpec, ...] = (
+    *GRAPH_READ_TOOLS,
+    *GRAPH_WRITE_TOOLS,
+    *GRAPH_MAINTENANCE_TOOLS,
+)

@@ -339,6 +339,10 @@ class FamilyIndex:
     def entry(self, name: str) -> EntityEntry | None:
         return self._entities.get(name)
 
+    def entity_entries(self) -> Iterator[EntityEntry]:
+        """Every alive entity's entry (read only; graph_decay and graph_prune scan them)."""
+        return iter(self._entities.values())
+
     def stale(self, threshold: float, seen_before: int) -> int:
         """Entities whose confidence is below `threshold` and last_seen before `seen_before`."""
         if self._stale_threshold != threshold:
@@ -431,6 +435,11 @@ class FamilyIndex:
         if not relations:
             return 0.0
         return self._weight_micro / _MICRO / len(relations)
+
+    def degree(self, name: str) -> int:
+        """How many visible relations touch `name` (a self-loop once)."""
+        self._relation_half()
+        return self._degree.get(name, 0)
 
     def orphans(self) -> int:
         """Alive entities without a visible relation (a visible one has both ends alive)."""
