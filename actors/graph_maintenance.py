@@ -16,6 +16,7 @@ import msgspec
 from actors.command_base import CommandOf
 from actors.errors import GraphWriteRefusedError
 from actors.graph_reader import GraphReader
+from actors.graph_tunables import DEFAULT_RATE_KEY, Decay
 from eventstore.events import AnyEvent, DecayApplied, EntityDeleted, RelationDeleted
 from projections.graph import GraphProjection
 from projections.graph_family import (
@@ -37,6 +38,7 @@ __all__ = [
     "PrunedEdge",
     "PrunedNode",
     "decay",
+    "decay_command",
     "prune",
 ]
 
@@ -109,6 +111,24 @@ class GraphPruneResult(_MaintenanceResult, frozen=True):
     edges: list[PrunedEdge]
     nodes: list[PrunedNode]
     extra_edges: list[PrunedEdge] = []
+
+
+def decay_command(decay: Decay, *, dry_run: bool = False, at: int | None = None) -> GraphDecay:
+    """A graph_decay run with the tunables in force: the default rate, the casefolded types'
+    own rates, the edge rate and the floor, flags at the prune thresholds."""
+    rates = DecayRates(
+        rate=decay.rates[DEFAULT_RATE_KEY],
+        rates={t: r for t, r in decay.rates.items() if t != DEFAULT_RATE_KEY},
+        edge_rate=decay.edge_rate,
+        floor=decay.floor,
+    )
+    return GraphDecay(
+        rates=rates,
+        dry_run=dry_run,
+        at=at,
+        node_threshold=decay.prune_node_threshold,
+        edge_threshold=decay.prune_edge_threshold,
+    )
 
 
 def _projection(graph: GraphReader, what: str) -> GraphProjection:

@@ -6,14 +6,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from actors.graph_maintenance import (
-    DecayRates,
-    GraphDecay,
     GraphPrune,
     GraphPruneResult,
     PrunedEdge,
+    decay_command,
     prune_preview,
 )
-from actors.graph_tunables import DEFAULT_RATE_KEY, Decay
 from graphmem.tools import graph_maintenance_schemas as s
 from graphmem.tools.base import (
     ToolContext,
@@ -28,7 +26,7 @@ from graphmem.tools.graph_write_values import family_of
 from projections.graph import GraphProjection
 from projections.graph_time import format_ms
 
-__all__ = ["GRAPH_MAINTENANCE_TOOLS", "decay_rates"]
+__all__ = ["GRAPH_MAINTENANCE_TOOLS"]
 
 MAX_AGE_DAYS = 36_500.0
 
@@ -44,17 +42,6 @@ class PruneArgs(GraphArgs, frozen=True):
     edge_threshold: float | None = None
     include_orphans: bool = True
     max_age_days: float | None = None
-
-
-def decay_rates(decay: Decay) -> DecayRates:
-    """What a run records of the tunables in force: the default rate, the casefolded types'
-    own rates, the edge rate and the floor."""
-    return DecayRates(
-        rate=decay.rates[DEFAULT_RATE_KEY],
-        rates={t: r for t, r in decay.rates.items() if t != DEFAULT_RATE_KEY},
-        edge_rate=decay.edge_rate,
-        floor=decay.floor,
-    )
 
 
 async def graph_decay(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -74,14 +61,7 @@ async def graph_decay(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
                     tool, f"at {args.at!r} is before now ({format_ms(now)}); give a later time"
                 )
             )
-    decay = family.tunables.decay
-    command = GraphDecay(
-        rates=decay_rates(decay),
-        dry_run=args.dry_run,
-        at=at,
-        node_threshold=decay.prune_node_threshold,
-        edge_threshold=decay.prune_edge_threshold,
-    )
+    command = decay_command(family.tunables.decay, dry_run=args.dry_run, at=at)
     result = await ctx.graph.execute(command, ctx.cause)
     report, ids = result.report, result.ids
     value = {
