@@ -18,13 +18,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pykka
 import structlog
 
-from actors.gateway import GraphGateway
-from actors.graph_maintenance import GraphDecay
+from actors.graph_maintenance import GraphDecay, GraphDecayResult
 from eventstore.events import Cause
 from eventstore.hlc import ms_of
 from eventstore.log import EventLog
@@ -54,6 +53,17 @@ class TickOutcome:
     edges_decayed: int = 0
 
 
+T = TypeVar("T")
+
+
+class DecayGraph(Protocol):
+    """What the scheduler needs of the graph: GraphGateway's blocking calls."""
+
+    def execute_blocking(self, command: GraphDecay, cause: Cause | None = None) -> Any: ...
+
+    def query_blocking(self, query: Callable[[GraphProjection], T]) -> T: ...
+
+
 def _last_run(graph: GraphProjection) -> int | None:
     run = newest_run(graph.decay_runs())
     return None if run is None else run.at
@@ -61,11 +71,12 @@ def _last_run(graph: GraphProjection) -> int | None:
 
 class DecaySchedulerActor(pykka.ThreadingActor):
     """Scheduled decay runs (see the module docstring). `first_event_ms` reads the log's first
-    event time (None: empty); `clock` is the family's wall clock (offset included)."""
+    event time (None: empty); `clock` is the family's wall clock (offset included). With
+    `timer` False nothing ticks by itself, not even at start: the caller sends every Tick."""
 
     def __init__(
         self,
-        graph: GraphGateway,
+        graph: DecayGraph,
         command: Callable[[], GraphDecay],
         period_ms: int,
         clock: Callable[[], int],
@@ -84,7 +95,8 @@ class DecaySchedulerActor(pykka.ThreadingActor):
         self._timer: threading.Timer | None = None
 
     def on_start(self) -> None:
-        self.actor_ref.tell(Tick())
+        if self._use_timer:  # without it (tests), every tick is the caller's
+            self.actor_ref.tell(Tick())
 
     def on_stop(self) -> None:
         if self._timer is not None:
@@ -114,6 +126,7 @@ class DecaySchedulerActor(pykka.ThreadingActor):
     def _run(self) -> TickOutcome:
         started = time.perf_counter()
         result = self._graph.execute_blocking(self._command(), CAUSE)
+        assert isinstance(result, GraphDecayResult)
         report = result.report
         log.info(
             "decay_scheduled_run",
