@@ -288,4 +288,34 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("graph_delete", "graph_delete", None, 100, lambda a: a.delete()),
     Operation("graph_export", "graph_export", None, 3, lambda a: {"keep": 1}),
 )
+# --- graph_decay / graph_prune (issue 15; last: execute removes what the others may read) ---
+_YEAR_MS = 365 * DAY_MS
+OPERATIONS += (
+    Operation("graph_decay dry run", "graph_decay", 200, 30, lambda a: {"dry_run": True}),
+    Operation(
+        "graph_decay dry run a year ahead",
+        "graph_decay",
+        None,
+        10,
+        lambda a: {"dry_run": True, "at": format_ms(a.now_ms + _YEAR_MS)},
+        note="every element crosses day boundaries: the whole graph is recomputed",
+    ),
+    Operation(
+        "graph_decay (whole graph)",
+        "graph_decay",
+        200,
+        30,
+        lambda a: {},
+        note="the first call (a warm-up) is the day's run; measured calls are repeats that day",
+    ),
+    Operation("graph_prune preview", "graph_prune", 50, 50, lambda a: {}),
+    Operation(
+        "graph_prune execute",
+        "graph_prune",
+        200,
+        10,
+        lambda a: {"mode": "execute"},
+        note="the first call (a warm-up) removes the selection; measured calls find none",
+    ),
+)
 GRAPH_TOOLS = tuple(dict.fromkeys(op.tool for op in OPERATIONS))

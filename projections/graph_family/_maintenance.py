@@ -118,52 +118,64 @@ def decay_report(
     limit: int = DETAILS_LIMIT,
 ) -> DecayReport:
     """The report of a decay run `run` over the graph as it is (§8.9), flags per §6.3 on the
-    new values; a run older than the newest one already applied changes nothing."""
+    new values; a run older than the newest one already applied changes nothing.
+
+    An element whose whole-day count is the same under the run shown now and under `run`
+    (same rates) keeps its value, so only elements that cross a day boundary are computed."""
     index = family_index(graph)
     relations = index.relation_entries()
-    current = newest_run([run, index.run] if index.run is not None else [run])
-    effective = run if current is run else index.run
+    shown = index.run
+    current = newest_run([run, shown] if shown is not None else [run])
+    effective = run if current is run else shown
     assert effective is not None
-    by_type: dict[str, Callable[[float, int], float]] = {}
-    new_confidence: dict[str, float] = {}
+    at = effective.at
+    same_floor = shown is not None and shown.floor == effective.floor
+    shown_at = shown.at if shown is not None else 0
+    by_type: dict[str, tuple[Callable[[float, int], float], bool]] = {}
+    weak: list[str] = []  # entities whose new confidence is below the node threshold
     node_drops: list[tuple[float, str, NodeDrop]] = []
     for entry in index.entity_entries():
         if entry.rule:
             continue
-        value = by_type.get(entry.entity_type)
-        if value is None:
-            rate = effective.rates.get(entry.entity_type.casefold(), effective.rate)
-            value = by_type[entry.entity_type] = _decayer(effective, rate)
-        new = value(entry.base_confidence, entry.last_seen)
-        new_confidence[entry.name] = new
-        if new != entry.confidence:
-            drop = NodeDrop(entry.name, entry.entity_type, entry.confidence, new)
-            node_drops.append((entry.confidence - new, entry.name, drop))
+        found = by_type.get(entry.entity_type)
+        if found is None:
+            folded = entry.entity_type.casefold()
+            rate = effective.rates.get(folded, effective.rate)
+            same = same_floor and shown is not None and shown.rates.get(folded, shown.rate) == rate
+            found = by_type[entry.entity_type] = (_decayer(effective, rate), same)
+        value, same = found
+        reference = entry.last_seen
+        if same and (at - reference) // DAY_MS == (shown_at - reference) // DAY_MS:
+            new = entry.confidence
+        else:
+            new = value(entry.base_confidence, reference)
+            if new != entry.confidence:
+                drop = NodeDrop(entry.name, entry.entity_type, entry.confidence, new)
+                node_drops.append((entry.confidence - new, entry.name, drop))
+        if new < node_threshold:
+            weak.append(entry.name)
     edge_rate = effective.edge_rate
     edge_value = _no_decay if edge_rate is None else _decayer(effective, edge_rate)
+    same_edges = same_floor and shown is not None and shown.edge_rate == edge_rate
     edge_drops: list[tuple[float, RelationKey, EdgeDrop]] = []
     below = 0
-    strong: set[str] = set()  # entities with an edge at or above the threshold, or exempt
     for key, relation in relations.items():
         if relation.exempt:
-            strong.add(key[0])
-            strong.add(key[1])
             continue
-        new = edge_value(relation.weight, relation.last_confirmed)
-        if new != relation.shown:
-            edge_drops.append((relation.shown - new, key, EdgeDrop(key, relation.shown, new)))
+        reference = relation.last_confirmed
+        if same_edges and (at - reference) // DAY_MS == (shown_at - reference) // DAY_MS:
+            new = relation.shown  # the same whole days (or both runs before the reference)
+        else:
+            new = edge_value(relation.weight, reference)
+            if new != relation.shown:
+                edge_drops.append((relation.shown - new, key, EdgeDrop(key, relation.shown, new)))
         if new < edge_threshold:
             below += 1
-        else:
-            strong.add(key[0])
-            strong.add(key[1])
     flagged = sum(
-        1
-        for name, confidence in new_confidence.items()
-        if confidence < node_threshold and name not in strong
+        1 for name in weak if _weakly_held_then(graph, relations, name, edge_value, edge_threshold)
     )
     return DecayReport(
-        at=effective.at,
+        at=at,
         nodes_decayed=len(node_drops),
         edges_decayed=len(edge_drops),
         nodes_flagged=flagged,
@@ -171,6 +183,25 @@ def decay_report(
         details=[d for _, _, d in heapq.nsmallest(limit, node_drops, key=_largest_first)],
         edge_details=[d for _, _, d in heapq.nsmallest(limit, edge_drops, key=_largest_first)],
     )
+
+
+def _weakly_held_then(
+    graph: GraphProjection,
+    relations: dict[RelationKey, RelationEntry],
+    name: str,
+    edge_value: Callable[[float, int], float],
+    edge_threshold: float,
+) -> bool:
+    """After the run: no edge at or above the threshold, none touching an exempt entity."""
+    for key in graph.incident_keys(name):
+        relation = relations.get(key)
+        if relation is None:
+            continue
+        if relation.exempt or edge_value(relation.weight, relation.last_confirmed) >= (
+            edge_threshold
+        ):
+            return False
+    return True
 
 
 def _largest_first(item: tuple[float, object, object]) -> tuple[float, object]:
