@@ -55,26 +55,6 @@ class DecayRates(msgspec.Struct, frozen=True, kw_only=True):
     floor: float = 0.01
 
 
-class GraphDecay(CommandOf["GraphDecayResult"], frozen=True, kw_only=True):
-    """graph_decay: a run now (one DecayApplied), or with `dry_run` a preview at `at` (None:
-    now; never before now) that writes nothing. Flags use the prune thresholds."""
-
-    rates: DecayRates = DecayRates()
-    dry_run: bool = False
-    at: int | None = None
-    node_threshold: float = 0.1
-    edge_threshold: float = 0.05
-
-
-class GraphPrune(CommandOf["GraphPruneResult"], frozen=True, kw_only=True):
-    """graph_prune execute: remove what §8.10 selects at the point this is decided."""
-
-    node_threshold: float = 0.1
-    edge_threshold: float = 0.05
-    include_orphans: bool = True
-    max_age_days: float = 30.0
-
-
 class _MaintenanceResult(msgspec.Struct, frozen=True, kw_only=True):
     """Base of graph_decay's and graph_prune's results."""
 
@@ -111,6 +91,26 @@ class GraphPruneResult(_MaintenanceResult, frozen=True):
     edges: list[PrunedEdge]
     nodes: list[PrunedNode]
     extra_edges: list[PrunedEdge] = []
+
+
+class GraphDecay(CommandOf[GraphDecayResult], frozen=True, kw_only=True):
+    """graph_decay: a run now (one DecayApplied), or with `dry_run` a preview at `at` (None:
+    now; never before now) that writes nothing. Flags use the prune thresholds."""
+
+    rates: DecayRates = DecayRates()
+    dry_run: bool = False
+    at: int | None = None
+    node_threshold: float = 0.1
+    edge_threshold: float = 0.05
+
+
+class GraphPrune(CommandOf[GraphPruneResult], frozen=True, kw_only=True):
+    """graph_prune execute: remove what §8.10 selects at the point this is decided."""
+
+    node_threshold: float = 0.1
+    edge_threshold: float = 0.05
+    include_orphans: bool = True
+    max_age_days: float = 30.0
 
 
 def decay_command(decay: Decay, *, dry_run: bool = False, at: int | None = None) -> GraphDecay:
