@@ -23,6 +23,7 @@ from projections.graph_family import (
     DecayReport,
     PruneSelection,
     PruneThresholds,
+    Reading,
     decay_report,
     family_index,
     prune_selection,
@@ -223,14 +224,7 @@ def prune(
 def _described(graph: GraphProjection, selection: PruneSelection) -> GraphPruneResult:
     index = family_index(graph)
     relations = index.relation_entries()
-    lookup = graph.name_lookup()
-    ids: dict[str, str] = {}
-
-    def shown(name: str) -> str:
-        found = ids.get(name)
-        if found is None:
-            found = ids[name] = entity_id(name, lookup)
-        return found
+    shown = Reading(graph).entity_id  # ids cached per name, slugs across calls
 
     edges = [
         PrunedEdge(shown(key[0]), shown(key[1]), key[2], relations[key].shown)
