@@ -108,20 +108,23 @@ class DecaySchedulerActor(pykka.ThreadingActor):
         return None
 
     def _tick(self) -> TickOutcome:
+        now = self._clock()
+        try:
+            outcome = self._check(now)
+        except Exception:  # the edge of a background job: log it, try again at the next tick
+            log.exception("decay_scheduled_run_failed")
+            outcome = TickOutcome(ran=False, due_at=now + self._period_ms)
+        self._set_timer(outcome.due_at)
+        return outcome
+
+    def _check(self, now: int) -> TickOutcome:
         reference = self._graph.query_blocking(_last_run)
         if reference is None:
             reference = self._first_event_ms()
-        now = self._clock()
         due_at = None if reference is None else reference + self._period_ms
-        outcome = TickOutcome(ran=False, due_at=due_at)
         if due_at is not None and now >= due_at:
-            try:
-                outcome = self._run()
-            except Exception:  # the edge of a background job: log, retry at the next tick
-                log.exception("decay_scheduled_run_failed")
-                outcome = TickOutcome(ran=False, due_at=now + self._period_ms)
-        self._set_timer(outcome.due_at)
-        return outcome
+            return self._run()
+        return TickOutcome(ran=False, due_at=due_at)
 
     def _run(self) -> TickOutcome:
         started = time.perf_counter()

@@ -41,6 +41,7 @@ class Graph:
     def __init__(self, writer: Writer) -> None:
         self.writer = writer
         self.fail = 0
+        self.fail_query = 0
         self.causes: list[Cause | None] = []
 
     def execute_blocking(self, command: Any, cause: Cause | None = None) -> Any:
@@ -53,6 +54,9 @@ class Graph:
         return reply.wait(WAIT)
 
     def query_blocking(self, query: Callable[[GraphProjection], Any]) -> Any:
+        if self.fail_query:
+            self.fail_query -= 1
+            raise TimeoutError("the writer did not answer")
         return self.writer.ask(query)
 
 
@@ -188,3 +192,14 @@ def test_a_failed_run_is_logged_and_the_next_tick_runs_it(setup: Setup) -> None:
     assert ref.is_alive()
     assert tick(ref).ran
     assert len(setup.runs()) == 1
+
+
+def test_a_failed_look_up_of_the_last_run_is_logged_and_the_actor_lives_on(setup: Setup) -> None:
+    setup.seed()
+    ref = setup.scheduler()
+    setup.clock.ms = T0 + 2 * DAY
+    setup.graph.fail_query = 1
+    with capture_logs() as logs:
+        assert not tick(ref).ran
+    assert any(line["event"] == "decay_scheduled_run_failed" for line in logs)
+    assert tick(ref).ran
