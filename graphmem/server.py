@@ -85,8 +85,9 @@ GRAPH_INSTRUCTIONS = (
     "graph_contradictions lists CONTRADICTS edges, graph_stats summarises, graph_delete removes "
     "an entity and its edges, graph_export writes a JSONL backup, graph_audit appends to the "
     "audit log. graph_decay lets unconfirmed knowledge fade (also run daily by the server), "
-    "graph_prune previews or removes what fell below the thresholds. Every read takes as_of (a log position or an ISO time) to read the past. Each "
-    "call is atomic: on an error nothing is written."
+    "graph_prune previews or removes what fell below the thresholds. Every read takes as_of "
+    "(a log position or an ISO time) to read the past. Each call is atomic: on an error "
+    "nothing is written."
 )
 
 

@@ -124,6 +124,9 @@ class FamilyIndex:
         self._dirty_entities: set[str] = set()
         self._dirty_relations: set[RelationKey] = set()
         self._decay_dirty = False
+        # Counts the refreshes that changed something: what is derived from the index (a
+        # prune selection) is kept until it moves.
+        self.generation = 0
         self._relations: dict[RelationKey, RelationEntry] | None = None
         self._build_entities()
 
@@ -204,8 +207,10 @@ class FamilyIndex:
             run = newest_run(self._graph.decay_runs())
             if run is not self.run:
                 self._decay(run)
+                self.generation += 1
         if not self._dirty_entities and not self._dirty_relations:
             return
+        self.generation += 1
         reading = Reading(self._graph)
         names, self._dirty_entities = self._dirty_entities, set()
         keys, self._dirty_relations = self._dirty_relations, set()

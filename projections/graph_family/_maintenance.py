@@ -10,15 +10,22 @@ execute removes exactly what a preview at the same point lists.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from eventstore.events import DecayApplied
 from projections.graph import GraphProjection
 from projections.graph_decay import newest_run
-from projections.graph_family._index import EntityEntry, RelationEntry, family_index
+from projections.graph_family._index import (
+    EntityEntry,
+    FamilyIndex,
+    RelationEntry,
+    family_index,
+)
 from projections.graph_time import DAY_MS
 
 __all__ = [
@@ -208,6 +215,22 @@ def _largest_first(item: tuple[float, object, object]) -> tuple[float, object]:
     return (-round(item[0], _DECIMALS), item[1])
 
 
+@dataclass(frozen=True)
+class _Candidates:
+    """What a selection keeps between calls while the index does not move: the edges, the
+    low-confidence entities, and the entities without edges by last_seen (orphans by age)."""
+
+    generation: int
+    edges: list[RelationKey]
+    low: list[str]
+    edgeless: list[tuple[int, str]]
+
+
+_candidates: weakref.WeakKeyDictionary[FamilyIndex, dict[tuple[float, float], _Candidates]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def prune_selection(
     graph: GraphProjection, thresholds: PruneThresholds, now_ms: int
 ) -> PruneSelection:
@@ -216,30 +239,49 @@ def prune_selection(
     below the edge threshold and none touches an exempt entity; with `include_orphans`,
     entities without edges last seen more than `max_age_days` ago. Listed once each."""
     index = family_index(graph)
+    found = _candidates_of(graph, index, thresholds.node_threshold, thresholds.edge_threshold)
+    nodes = [(name, "low_confidence") for name in found.low]
+    if thresholds.include_orphans:
+        seen_before = now_ms - thresholds.max_age_days * DAY_MS
+        low = set(found.low)
+        cut = bisect.bisect_left(found.edgeless, (math.ceil(seen_before), ""))
+        nodes.extend((name, "orphan") for _, name in found.edgeless[:cut] if name not in low)
+        nodes.sort()
+    return PruneSelection(list(found.edges), nodes)
+
+
+def _candidates_of(
+    graph: GraphProjection, index: FamilyIndex, node_threshold: float, edge_threshold: float
+) -> _Candidates:
+    kept = _candidates.setdefault(index, {})
+    found = kept.get((node_threshold, edge_threshold))
+    if found is not None and found.generation == index.generation:
+        return found
     relations = index.relation_entries()
-    edge_threshold = thresholds.edge_threshold
     edges = sorted(
         key
         for key, relation in relations.items()
         if relation.shown < edge_threshold and not relation.exempt
     )
-    seen_before = now_ms - thresholds.max_age_days * DAY_MS
-    nodes: list[tuple[str, str]] = []
+    low: list[str] = []
+    edgeless: list[tuple[int, str]] = []
     for entry in index.entity_entries():
         if entry.rule:
             continue
-        if entry.confidence < thresholds.node_threshold and _weakly_held(
+        if entry.confidence < node_threshold and _weakly_held(
             graph, relations, entry, edge_threshold
         ):
-            nodes.append((entry.name, "low_confidence"))
-        elif (
-            thresholds.include_orphans
-            and entry.last_seen < seen_before
-            and index.degree(entry.name) == 0
-        ):
-            nodes.append((entry.name, "orphan"))
-    nodes.sort()
-    return PruneSelection(edges, nodes)
+            low.append(entry.name)
+        if index.degree(entry.name) == 0:
+            edgeless.append((entry.last_seen, entry.name))
+    low.sort()
+    edgeless.sort()
+    if len(kept) > 8:  # other thresholds asked once: keep a few
+        kept.clear()
+    found = kept[(node_threshold, edge_threshold)] = _Candidates(
+        index.generation, edges, low, edgeless
+    )
+    return found
 
 
 def _weakly_held(

@@ -448,3 +448,28 @@ def test_prune_execute_always_removes_exactly_what_its_preview_lists(
     assert {(e.from_id, e.to_id) for e in preview.edges} == {
         (a.lower(), b.lower()) for a, b, _ in deleted_edges
     }
+
+
+def test_a_preview_follows_every_change_after_an_earlier_one() -> None:
+    graph = GraphProjection()
+    batch(graph, [("Alice", "Person", 0.9), ("Lonely", "Fact", 0.9)])
+    relate(graph, ("Bob", "Person"), ("Atlas", "Project"), "WORKS_ON", 0.5)
+    assert prune_preview(graph, GraphPrune(), T0) == GraphPruneResult(edges=[], nodes=[])
+    # Time alone: the orphans age (nothing written).
+    aged = prune_preview(graph, GraphPrune(), T0 + 31 * DAY)
+    assert [(n.name, n.reason) for n in aged.nodes] == [("Alice", "orphan"), ("Lonely", "orphan")]
+    # A write: an edge weakened below the threshold.
+    run_at(
+        graph,
+        GraphAdjust(
+            from_name="bob", to_name="atlas", relation="WORKS_ON", amount=0.46, weaken=True
+        ),
+    )
+    assert [e.to_id for e in prune_preview(graph, GraphPrune(), T0).edges] == ["atlas"]
+    # A decay run: confidences fall below the node threshold.
+    decay(graph, T0 + 900 * DAY)
+    names = {n.name for n in prune_preview(graph, GraphPrune(), T0 + 900 * DAY).nodes}
+    assert {"Bob", "Atlas"} <= names
+    # Other thresholds are their own selection.
+    strict = prune_preview(graph, GraphPrune(edge_threshold=0.0, node_threshold=0.0), T0)
+    assert strict == GraphPruneResult(edges=[], nodes=[])
