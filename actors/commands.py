@@ -42,6 +42,7 @@ from actors.graph_maintenance import (
     GraphDecay,
     GraphPrune,
 )
+from actors.graph_merge_commands import GraphMerge, GraphUnmerge
 from actors.results import (
     AddEdgesResult,
     AddMetadataResult,
@@ -114,8 +115,10 @@ __all__ = [
     "GraphAdjust",
     "GraphAudit",
     "GraphDelete",
+    "GraphMerge",
     "GraphRelate",
     "GraphRelateBatch",
+    "GraphUnmerge",
     "MergeEntities",
     "MergeEntitiesResult",
     "MergeResult",
@@ -286,4 +289,6 @@ Command = (
     | GraphAudit
     | GraphDecay
     | GraphPrune
+    | GraphMerge
+    | GraphUnmerge
 )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from actors import graph_adjust, graph_maintenance, graph_relate, mesh
+from actors import graph_adjust, graph_maintenance, graph_merge, graph_relate, graph_unmerge, mesh
 from actors.commands import (
     AddEdges,
     AddMetadata,
@@ -47,8 +47,10 @@ from actors.commands import (
     GraphAdjust,
     GraphAudit,
     GraphDelete,
+    GraphMerge,
     GraphRelate,
     GraphRelateBatch,
+    GraphUnmerge,
     MergeEntities,
     RegisterSchemas,
     RelationInput,
@@ -145,6 +147,10 @@ def decide(
             return Decision(*graph_maintenance.prune(graph, command, _now(command, now_ms)))
         case GraphAudit():
             return Decision(*graph_adjust.audit(command))
+        case GraphMerge():
+            return Decision(*graph_merge.merge(graph, command, _now(command, now_ms)))
+        case GraphUnmerge():
+            return Decision(*graph_unmerge.unmerge(graph, command, _now(command, now_ms)))
         case _:
             assert_never(command)
 

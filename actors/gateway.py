@@ -21,11 +21,21 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _execute(command: CommandOf[R], cause: Cause | None, reply: Reply[R]) -> Execute:
+def _execute(
+    command: CommandOf[R],
+    cause: Cause | None,
+    reply: Reply[R],
+    before_append: Callable[[R], None] | None = None,
+) -> Execute:
     """The writer's message for `command`. The writer answers every command with the result
     type its class declares (CommandOf[R]); every CommandOf subclass is a member of the Command
     union (tests/actors/test_decide.py keeps the two in step), hence the casts."""
-    return Execute(cast(Command, command), cause, cast(Reply[CommandResult], reply))
+    return Execute(
+        cast(Command, command),
+        cause,
+        cast(Reply[CommandResult], reply),
+        cast(Callable[[CommandResult], None] | None, before_append),
+    )
 
 
 DEFAULT_TIMEOUT = 60.0
@@ -62,11 +72,20 @@ class GraphGateway:
         """Hand a command to the writer; `reply` is settled once it is decided and committed."""
         self._writer().tell(_execute(command, cause, reply))
 
-    async def execute(self, command: CommandOf[R], cause: Cause | None = None) -> R:
+    async def execute(
+        self,
+        command: CommandOf[R],
+        cause: Cause | None = None,
+        *,
+        before_append: Callable[[R], None] | None = None,
+    ) -> R:
         """Decide and append `command`; its result once the events are durable. The writer
-        answers every command with its own result type (see actors.commands.CommandOf)."""
+        answers every command with its own result type (see actors.commands.CommandOf).
+        `before_append` writes a side output the events must not exist without (see
+        Execute): given the result, after the decision, before the append; raising
+        CommandRejectedError refuses the command."""
         reply: AsyncReply[R] = AsyncReply()
-        self._writer().tell(_execute(command, cause, reply))
+        self._writer().tell(_execute(command, cause, reply, before_append))
         return await reply.wait(self.timeout)
 
     async def query(self, query: Callable[[GraphProjection], T]) -> T:

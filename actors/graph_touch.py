@@ -36,6 +36,7 @@ __all__ = [
     "current_confidence",
     "current_weight",
     "edge_state",
+    "joined_aliases",
     "resolved",
     "superseded_edges",
     "touch_entity",
@@ -110,7 +111,7 @@ class Touch:
     properties: EntityProperties | None = None
 
 
-def _aliases(
+def joined_aliases(
     work: WorkingGraph, name: str, current: list[str], added: tuple[str, ...], warnings: list[str]
 ) -> list[str] | None:
     """The alias list with `added` joined (distinct under the name folding), or None when it
@@ -143,7 +144,7 @@ def create_entity(
 ) -> None:
     """A new entity mentioned once, seen now, at `confidence`, with its properties."""
     given = properties or EntityProperties({})
-    aliases = _aliases(work, name, [], given.aliases, warnings) or []
+    aliases = joined_aliases(work, name, [], given.aliases, warnings) or []
     work.record(
         EntityCreated(
             name=name,
@@ -181,7 +182,7 @@ def touch_entity(
     if given is not None:
         warnings.extend(given.warnings)
         update.update(given.set_attributes)
-        aliases = _aliases(work, name, attributes.aliases, given.aliases, warnings)
+        aliases = joined_aliases(work, name, attributes.aliases, given.aliases, warnings)
         if aliases is not None:
             update["aliases"] = aliases
         if given.properties:

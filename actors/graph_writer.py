@@ -39,6 +39,11 @@ class Execute:
     command: Command
     cause: Cause | None
     reply: Reply[CommandResult]
+    # A side output that must exist before the command's events do (graph_merge's audit line):
+    # called with the decided result, on the writer's thread inside the log transaction, only
+    # when the decision has events. Raising CommandRejectedError refuses the command (nothing
+    # appended). A retried transaction decides again and calls it again: keep it idempotent.
+    before_append: Callable[[CommandResult], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -316,6 +321,8 @@ class GraphWriterActor(pykka.ThreadingActor):
                 decision = decide(self._models.graph, item.command, self._models.schemas, now_ms)
                 if not self._hooks.empty:
                     self._run_before_hooks(item.command, decision)
+                if item.before_append is not None and decision.events:
+                    item.before_append(decision.result)
             except CommandRejectedError as rejection:
                 outcomes.append(rejection)
                 continue

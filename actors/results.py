@@ -15,6 +15,7 @@ from actors.command_inputs import (
     RelationInput,
 )
 from actors.graph_maintenance import GraphDecayResult, GraphPruneResult
+from actors.graph_merge_commands import GraphMergeResult, GraphUnmergeResult
 from actors.graph_results import (
     GraphAdjustResult,
     GraphAuditResult,
@@ -280,4 +281,6 @@ CommandResult = (
     | GraphAuditResult
     | GraphDecayResult
     | GraphPruneResult
+    | GraphMergeResult
+    | GraphUnmergeResult
 )

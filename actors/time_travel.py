@@ -37,6 +37,7 @@ from actors.checkpointer import Checkpointer
 from actors.read_models import ReadModels
 from eventstore.hlc import ms_of
 from eventstore.log import EventLog
+from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
 from projections.schema_view import SchemaViewProjection
 from projections.schemas import SchemaProjection
@@ -104,6 +105,9 @@ class GraphModels(Protocol):
     @property
     def schema_view(self) -> SchemaViewProjection: ...
 
+    @property
+    def conflicts(self) -> ConflictsProjection: ...
+
 
 class FrozenSearch:
     """SearchProjection's matching over a graph that never changes again (an as-of one), built
@@ -146,9 +150,12 @@ class AsOfModels:
         self,
         graph: GraphProjection,
         load_schemas: Callable[[], SchemaProjection] = SchemaProjection,
+        load_conflicts: Callable[[], ConflictsProjection] = ConflictsProjection,
     ) -> None:
         self.graph = graph
         self._load_schemas = load_schemas
+        self._load_conflicts = load_conflicts
+        self._conflicts: ConflictsProjection | None = None
         self._search: FrozenSearch | None = None
         self._schemas: SchemaProjection | None = None
         self._schema_view: SchemaViewProjection | None = None
@@ -171,6 +178,13 @@ class AsOfModels:
             # Neither model changes again, so the view parses every entity once, on first use.
             self._schema_view = SchemaViewProjection(self.graph, self.schemas)
         return self._schema_view
+
+    @property
+    def conflicts(self) -> ConflictsProjection:
+        """The replica conflicts as of the point (folded on first use: few reads need them)."""
+        if self._conflicts is None:
+            self._conflicts = self._load_conflicts()
+        return self._conflicts
 
 
 def iso_ms(ms: int) -> str:
@@ -272,7 +286,11 @@ def models_at(event_log: EventLog, position: int) -> AsOfModels:
     checkpoint at or before it, then the log's events after the checkpoint up to it. The
     schemas and the schema view as of it are built the same way, when first read."""
     graph = folded_at(event_log, position, GraphProjection.name).graph
-    return AsOfModels(graph, lambda: schemas_at(event_log, position))
+    return AsOfModels(
+        graph,
+        lambda: schemas_at(event_log, position),
+        lambda: folded_at(event_log, position, ConflictsProjection.name).conflicts,
+    )
 
 
 @dataclass
@@ -309,8 +327,10 @@ class TimeTravel:
         hlc = _hlc_at(self.event_log, position) if position else None
         return AsOfPoint(position, hlc, latest=position == last)
 
-    def query(self, position: int, query: Callable[[AsOfModels], T]) -> T:
-        """`query` applied to the models as of `position` (built, or taken from the cache)."""
+    def query(self, position: int, query: Callable[[AsOfModels], T], *, keep: bool = True) -> T:
+        """`query` applied to the models as of `position` (built, or taken from the cache).
+        `keep=False`: a one-off read (an export) whose models are dropped after it rather than
+        cached, so a second whole graph is not held for the next as-of read."""
         with self._lock:
             models = self._cache.get(position)
             if models is None:
@@ -321,7 +341,10 @@ class TimeTravel:
                     position=position,
                     entities=models.graph.entity_count(),
                     seconds=round(time.perf_counter() - started, 3),
+                    kept=keep,
                 )
+                if not keep:
+                    return query(models)
                 self._cache[position] = models
                 self._evict()
             else:

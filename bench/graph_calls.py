@@ -288,9 +288,130 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("graph_delete", "graph_delete", None, 100, lambda a: a.delete()),
     Operation("graph_export", "graph_export", None, 3, lambda a: {"keep": 1}),
 )
-# --- graph_decay / graph_prune (issue 15; last: execute removes what the others may read) ---
+
+# --- issue 15 items 4 and 8: graph_unmerge and graph_merge --------------------------------------
+# They change the graph for good (an unmerged edge is gone from its sample; a merged source is
+# deleted), so each draws what it has not used; they run last.
+
+
+def _unmerge(a: CallArgs, hub: bool = False) -> Args:
+    """Move one sampled edge of an entity (a hub's, with `hub`) onto a new entity."""
+    for _ in range(10_000):
+        source, target, relation = a.edge()
+        if not hub or source in a.hubs or target in a.hubs:
+            break
+    a.edges.remove([source, target, relation])  # moved: never drawn again
+    out = not hub or source in a.hubs
+    entity, other = (source, target) if out else (target, source)
+    direction = "out" if out else "in"
+    return {
+        "entity_id": entity,
+        "new_entity_name": f"Bench Split {a.serial()}",
+        "new_entity_type": a.type_of[entity],
+        "edges_to_move": [
+            {
+                "other_entity_id": other,
+                "relation_type": relation,
+                "direction": direction,
+            }
+        ],
+        "reason": "bench",
+    }
+
+
+def _merge(a: CallArgs, hub: bool = False, dry_run: bool = False) -> Args:
+    """Fold an entity (a hub, with `hub`) into another of its type."""
+    source = a.rng.choice([h for h in a.hubs if h not in a.deleted]) if hub else a.name()
+    target = source
+    while target == source:
+        target = a.of_type(a.type_of[source])
+    if not dry_run:
+        a.deleted.add(source)
+    return {"source_id": source, "target_id": target, "reason": "bench", "dry_run": dry_run}
+
+
+MERGE_OPERATIONS: tuple[Operation, ...] = (
+    Operation("graph_unmerge (one edge)", "graph_unmerge", 20, 200, _unmerge),
+    Operation(
+        "graph_unmerge (one edge of a hub)",
+        "graph_unmerge",
+        None,
+        50,
+        lambda a: _unmerge(a, hub=True),
+        note="the entity split is one of the ten busiest (thousands of edges stay)",
+    ),
+    Operation("graph_merge", "graph_merge", None, 100, _merge, note="a random entity into another"),
+    Operation(
+        "graph_merge dry run of a hub",
+        "graph_merge",
+        None,
+        20,
+        lambda a: _merge(a, hub=True, dry_run=True),
+    ),
+    Operation(
+        "graph_merge of a hub",
+        "graph_merge",
+        None,
+        5,
+        lambda a: _merge(a, hub=True),
+        note="one of the ten busiest entities folded into another: thousands of edges move",
+    ),
+)
+# --- issue 15 items 5, 6 and 8: validate, communities, build context, the conflict view ------
+INSIGHT_OPERATIONS: tuple[Operation, ...] = (
+    Operation("graph_build_context", "graph_build_context", 50, 100, lambda a: {}),
+    Operation(
+        "graph_build_context + topic",
+        "graph_build_context",
+        50,
+        100,
+        lambda a: {"topic": a.name()},
+        note="topic: a random entity (its 2-hop neighbourhood, 15 nodes / 25 edges shown)",
+    ),
+    Operation(
+        "graph_build_context (after a write)",
+        "graph_build_context",
+        None,
+        30,
+        lambda a: {},
+        after_write=True,
+        note="a write re-derives the kept orderings (first_seen, ingested_at, hub degrees)",
+    ),
+    Operation("graph_validate", "graph_validate", None, 50, lambda a: {}),
+    Operation(
+        "graph_validate (after a write)", "graph_validate", None, 10, lambda a: {}, after_write=True
+    ),
+    Operation(
+        "graph_validate source_session",
+        "graph_validate",
+        None,
+        10,
+        lambda a: {"source_session": "bench-session"},
+    ),
+    Operation("graph_communities", "graph_communities", None, 50, lambda a: {}),
+    Operation(
+        "graph_communities (after a write)",
+        "graph_communities",
+        None,
+        10,
+        lambda a: {},
+        after_write=True,
+    ),
+    Operation(
+        "graph_contradictions include_conflicts",
+        "graph_contradictions",
+        None,
+        20,
+        lambda a: {"include_conflicts": True},
+        note="the one conflict view (read_conflicts view all computes the same)",
+    ),
+)
+OPERATIONS = (*OPERATIONS, *INSIGHT_OPERATIONS)
+# The merge rows change the graph for good: they run after every other row.
+OPERATIONS = (*OPERATIONS, *MERGE_OPERATIONS)
+# --- issue 15 items 2, 3 and 8: graph_decay, graph_prune (last: execute removes elements) ---
 _YEAR_MS = 365 * DAY_MS
-OPERATIONS += (
+MAINTENANCE_OPERATIONS: tuple[Operation, ...] = (
     Operation("graph_decay dry run", "graph_decay", 200, 30, lambda a: {"dry_run": True}),
     Operation(
         "graph_decay dry run a year ahead",
@@ -318,4 +439,5 @@ OPERATIONS += (
         note="the first call (a warm-up) removes the selection; measured calls find none",
     ),
 )
+OPERATIONS = (*OPERATIONS, *MAINTENANCE_OPERATIONS)
 GRAPH_TOOLS = tuple(dict.fromkeys(op.tool for op in OPERATIONS))

@@ -50,7 +50,8 @@ MEMORY_INSTRUCTIONS = (
     "observations and relations with it; update_observations replaces an observation's "
     "content; update_relations changes a relation's type or endpoints; merge_entities folds a "
     "duplicate entity into another (observations unioned, relations repointed). read_conflicts "
-    "lists what more than one machine wrote and which write was kept; read_history lists "
+    "lists what more than one machine wrote and which write was kept (view all: with superseded "
+    "edges and contradictions too); read_history lists "
     "every change ever made to an entity, with when, by which tool and client (the provenance "
     "of a fact). On a large graph, read_graph and search_nodes take limit/offset (and "
     "search_nodes an entityType filter) to read a page at a time; the read tools take as_of "
@@ -82,12 +83,15 @@ GRAPH_INSTRUCTIONS = (
     "and an optional valid_at; a dated fact supersedes the source's earlier target of the same "
     "relation. graph_query walks up to 4 hops from entities (current facts by default), "
     "graph_entities searches and lists, graph_boost and graph_weaken adjust a fact's weight, "
-    "graph_contradictions lists CONTRADICTS edges, graph_stats summarises, graph_delete removes "
+    "graph_contradictions lists CONTRADICTS edges (include_conflicts: with replica conflicts and "
+    "superseded edges), graph_validate flags low-quality entities, graph_communities clusters, "
+    "graph_build_context opens a session, graph_stats summarises, graph_delete removes "
     "an entity and its edges, graph_export writes a JSONL backup, graph_audit appends to the "
     "audit log. graph_decay lets unconfirmed knowledge fade (also run daily by the server), "
     "graph_prune previews or removes what fell below the thresholds. Every read takes as_of "
     "(a log position or an ISO time) to read the past. Each call is atomic: on an error "
-    "nothing is written."
+    "nothing is written. graph_merge folds a duplicate into the entity it duplicates (dry_run "
+    "shows the counts first); graph_unmerge splits a wrong merge."
 )
 
 

@@ -10,6 +10,7 @@ the log position it read and that event's time.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import chain
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -30,11 +31,12 @@ from graphmem.tools.base import (
     ok,
 )
 from graphmem.tools.graph_args import GraphArgs, check_range, name_text, parse_graph_args
-from graphmem.tools.graph_export import sanitise_label, write_backup
+from graphmem.tools.graph_export import BackupWritten, sanitise_label, write_backup
 from graphmem.tools.graph_family import GraphFamily
 from projections.graph_family import (
     ListOptions,
     QueryOptions,
+    conflict_view,
     export_rows,
     graph_contradictions,
     graph_entities,
@@ -42,7 +44,7 @@ from projections.graph_family import (
     graph_stats,
 )
 
-__all__ = ["GRAPH_READ_TOOLS"]
+__all__ = ["GRAPH_READ_TOOLS", "answer", "family_of", "read_graph_models"]
 
 T = TypeVar("T")
 
@@ -80,6 +82,7 @@ class StatsArgs(GraphArgs, frozen=True):
 
 class ContradictionsArgs(GraphArgs, frozen=True):
     include_resolved: bool = False
+    include_conflicts: bool = False
     as_of: Any = None
 
 
@@ -239,12 +242,17 @@ async def contradictions_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutc
     args = parse_graph_args(tool, raw, ContradictionsArgs)
     _family(ctx, tool)
     include = args.include_resolved
-    value, point = await _read(
-        ctx,
-        tool,
-        args.as_of,
-        lambda m, _: graph_contradictions(m.graph, include_resolved=include),
-    )
+
+    def contradictions(models: GraphModels, _: int | None) -> dict[str, Any]:
+        value = graph_contradictions(models.graph, include_resolved=include)
+        if args.include_conflicts:
+            # [addition] the one conflict view: replica writes, superseded edges and these.
+            value["conflicts"] = conflict_view(
+                models.graph, models.conflicts, include_resolved=include
+            )
+        return value
+
+    value, point = await _read(ctx, tool, args.as_of, contradictions)
     return _answer(value, point)
 
 
@@ -268,21 +276,27 @@ async def export_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     label = sanitise_label(args.label)
     now = family.now_ms()
 
-    def rows_of(models: GraphModels) -> list[dict[str, Any]]:
-        return export_rows(models.graph, exported_at_ms=now)
+    def write_from(models: GraphModels) -> tuple[dict[str, Any], BackupWritten]:
+        rows = export_rows(models.graph, exported_at_ms=now)
+        meta = next(rows)
+        written = write_backup(
+            family.backups_dir, chain((meta,), rows), now_ms=now, label=label, keep=args.keep
+        )
+        return meta, written
 
     # Every row from one log position. Building 400,000 rows takes seconds, so they are built
     # from the graph as of the writer's position rebuilt on a worker thread (as an as-of read
-    # is), never on the writer's thread, which keeps serving writes meanwhile.
+    # is), never on the writer's thread, which keeps serving writes meanwhile; that model is
+    # private to this call (not cached: a second whole graph is not kept for later reads), so
+    # rows are built as the file is written, never all held at once.
     position = await ctx.graph.query_models(lambda m: m.graph.position)
-    if ctx.time_travel is not None:
-        rows = await anyio.to_thread.run_sync(ctx.time_travel.query, position, rows_of)
+    time_travel = ctx.time_travel
+    if time_travel is not None:
+        meta, written = await anyio.to_thread.run_sync(
+            lambda: time_travel.query(position, write_from, keep=False)
+        )
     else:
-        rows = await ctx.graph.query_models(rows_of)
-    written = await anyio.to_thread.run_sync(
-        lambda: write_backup(family.backups_dir, rows, now_ms=now, label=label, keep=args.keep)
-    )
-    meta = rows[0]
+        meta, written = await ctx.graph.query_models(write_from)
     value = {
         "backup_file": str(written.path.resolve()),
         "node_count": meta["node_count"],
@@ -293,6 +307,11 @@ async def export_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     }
     return ok(value, value)
 
+
+# What the family's other read tools (graph_insight_tools) share with these.
+family_of = _family
+read_graph_models = _read
+answer = _answer
 
 GRAPH_READ_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(s.GRAPH_QUERY, query_tool),

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from graphmem.tools.base import ToolSpec
+from graphmem.tools.graph_insight_tools import GRAPH_INSIGHT_TOOLS
 from graphmem.tools.graph_maintenance_tools import GRAPH_MAINTENANCE_TOOLS
+from graphmem.tools.graph_merge_tools import GRAPH_MERGE_TOOLS
 from graphmem.tools.graph_read_tools import GRAPH_READ_TOOLS
 from graphmem.tools.graph_write_tools import GRAPH_WRITE_TOOLS
 
@@ -13,4 +15,6 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     *GRAPH_READ_TOOLS,
     *GRAPH_WRITE_TOOLS,
     *GRAPH_MAINTENANCE_TOOLS,
+    *GRAPH_MERGE_TOOLS,
+    *GRAPH_INSIGHT_TOOLS,
 )

@@ -4,14 +4,13 @@ command, appended atomically; the tunables that apply are read here and carried 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
 
 from actors.graph_commands import GraphAdjust, GraphAudit, GraphDelete
+from graphmem.graph_home_files import append_line
 from graphmem.tools import graph_write_schemas as s
 from graphmem.tools.base import (
     ToolContext,
@@ -122,18 +121,6 @@ async def graph_delete(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     return ok(value, value, mutated=True)
 
 
-def _append_line(path: Path, line: bytes) -> None:
-    """Append one whole line (one write to a file opened for appending, so concurrent calls
-    never interleave within a line) and flush it to the disk before returning."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(descriptor, line)
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 async def graph_audit(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "graph_audit"
     family = family_of(ctx, tool)
@@ -161,7 +148,7 @@ async def graph_audit(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     # The file first: it is what the caller asked for; if it cannot be written, nothing is
     # recorded anywhere and the caller hears why.
     try:
-        await anyio.to_thread.run_sync(_append_line, path, encoded)
+        await anyio.to_thread.run_sync(append_line, path, encoded)
     except OSError as problem:
         return error(
             f"graph_audit failed: cannot append to {path} ({problem.strerror}); nothing was "

@@ -6,6 +6,7 @@ Values are those the read tools show (decayed confidence and weight); no embeddi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from projections.graph import GraphProjection
@@ -18,21 +19,36 @@ EXPORT_FORMAT = "graphmem-graph"
 EXPORT_VERSION = 1
 
 
-def export_rows(graph: GraphProjection, *, exported_at_ms: int) -> list[dict[str, Any]]:
-    """The backup's rows, the meta row first."""
+def export_rows(graph: GraphProjection, *, exported_at_ms: int) -> Iterator[dict[str, Any]]:
+    """The backup's rows, the meta row first, each built only when the writer asks for it.
+
+    Only the sort keys are held (a few tuples per element); a row is built, written and
+    dropped, so exporting 400,000 elements does not hold 400,000 dicts at once. The graph must
+    not change while the rows are read (the caller reads a private model, or holds its lock).
+    """
     reading = Reading(graph)
-    nodes = []
-    for name in graph.entity_names():
-        node = reading.node(name)
-        nodes.append((reading.first_seen(name), node["id"], {"record": "node", **node}))
-    nodes.sort(key=lambda row: row[:2])
-    edges = []
-    for key in graph.relation_keys():
+    nodes = sorted(
+        (reading.first_seen(name), reading.entity_id(name), name) for name in graph.entity_names()
+    )
+    edges = sorted(
+        (reading.entity_id(key[0]), key[2], reading.entity_id(key[1]), key)
+        for key in graph.relation_keys()
+    )
+    yield {
+        "record": "meta",
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "exported_at": format_ms(exported_at_ms),
+        "node_count": len(nodes),
+        "edge_count": len(edges),
+    }
+    for _, _, name in nodes:
+        yield {"record": "node", **reading.node(name)}
+    for _, _, _, key in edges:
         facts = reading.edge(key)
-        if facts is None:
-            continue
+        assert facts is not None, "a listed relation key is visible"
         value = reading.edge_value(facts)
-        row = {
+        yield {
             "record": "edge",
             "from_id": value["from"],
             "to_id": value["to"],
@@ -48,14 +64,3 @@ def export_rows(graph: GraphProjection, *, exported_at_ms: int) -> list[dict[str
             "evidence": value["evidence"],
             "properties": value["properties"],
         }
-        edges.append((row["from_id"], row["relation"], row["to_id"], row))
-    edges.sort(key=lambda row: row[:3])
-    meta = {
-        "record": "meta",
-        "format": EXPORT_FORMAT,
-        "version": EXPORT_VERSION,
-        "exported_at": format_ms(exported_at_ms),
-        "node_count": len(nodes),
-        "edge_count": len(edges),
-    }
-    return [meta, *(row[2] for row in nodes), *(row[3] for row in edges)]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -141,7 +140,7 @@ def decay_report(
     by_type: dict[str, tuple[Callable[[float, int], float], bool]] = {}
     weak: list[str] = []  # entities whose new confidence is below the node threshold
     node_drops: list[tuple[float, str, NodeDrop]] = []
-    for entry in index.entity_entries():
+    for entry in index.entries():
         if entry.rule:
             continue
         found = by_type.get(entry.entity_type)
@@ -220,15 +219,9 @@ class _Candidates:
     """What a selection keeps between calls while the index does not move: the edges, the
     low-confidence entities, and the entities without edges by last_seen (orphans by age)."""
 
-    generation: int
     edges: list[RelationKey]
     low: list[str]
     edgeless: list[tuple[int, str]]
-
-
-_candidates: weakref.WeakKeyDictionary[FamilyIndex, dict[tuple[float, float], _Candidates]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def prune_selection(
@@ -253,35 +246,31 @@ def prune_selection(
 def _candidates_of(
     graph: GraphProjection, index: FamilyIndex, node_threshold: float, edge_threshold: float
 ) -> _Candidates:
-    kept = _candidates.setdefault(index, {})
-    found = kept.get((node_threshold, edge_threshold))
-    if found is not None and found.generation == index.generation:
-        return found
-    relations = index.relation_entries()
-    edges = sorted(
-        key
-        for key, relation in relations.items()
-        if relation.shown < edge_threshold and not relation.exempt
-    )
-    low: list[str] = []
-    edgeless: list[tuple[int, str]] = []
-    for entry in index.entity_entries():
-        if entry.rule:
-            continue
-        if entry.confidence < node_threshold and _weakly_held(
-            graph, relations, entry, edge_threshold
-        ):
-            low.append(entry.name)
-        if index.degree(entry.name) == 0:
-            edgeless.append((entry.last_seen, entry.name))
-    low.sort()
-    edgeless.sort()
-    if len(kept) > 8:  # other thresholds asked once: keep a few
-        kept.clear()
-    found = kept[(node_threshold, edge_threshold)] = _Candidates(
-        index.generation, edges, low, edgeless
-    )
-    return found
+    """The candidates at these thresholds, kept by the index until it next changes."""
+
+    def compute() -> _Candidates:
+        relations = index.relation_entries()
+        edges = sorted(
+            key
+            for key, relation in relations.items()
+            if relation.shown < edge_threshold and not relation.exempt
+        )
+        low: list[str] = []
+        edgeless: list[tuple[int, str]] = []
+        for entry in index.entries():
+            if entry.rule:
+                continue
+            if entry.confidence < node_threshold and _weakly_held(
+                graph, relations, entry, edge_threshold
+            ):
+                low.append(entry.name)
+            if index.degree(entry.name) == 0:
+                edgeless.append((entry.last_seen, entry.name))
+        low.sort()
+        edgeless.sort()
+        return _Candidates(edges, low, edgeless)
+
+    return index.derived(("prune_candidates", node_threshold, edge_threshold), compute)
 
 
 def _weakly_held(

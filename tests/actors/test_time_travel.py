@@ -287,6 +287,22 @@ def test_paging_through_one_point_builds_its_models_once_and_the_oldest_are_drop
     assert builds(first) == 1
 
 
+def test_a_one_off_query_answers_from_models_it_does_not_keep(written: Written) -> None:
+    # graph_export reads a whole graph once: caching it would hold a second graph in memory.
+    travel = TimeTravel(written.log)
+    position = written.positions[2]
+
+    with capture_logs() as logs:
+        once = travel.query(position, snapshot_and_tea, keep=False)
+        again = travel.query(position, snapshot_and_tea, keep=False)
+        kept = travel.query(position, snapshot_and_tea)
+        reused = travel.query(position, snapshot_and_tea, keep=False)
+
+    assert once == again == kept == reused
+    assert once[0] == written.graphs[position]
+    assert [e["kept"] for e in logs if e["event"] == "as_of_models_built"] == [False, False, True]
+
+
 def test_models_that_together_hold_too_many_events_are_not_kept_together(
     written: Written,
 ) -> None:

@@ -214,7 +214,7 @@ def test_export_rows_are_meta_then_nodes_by_first_seen_then_edges_by_key() -> No
     feed = Feed().entity("Zed").entity("Amy", aliases=["A."]).entity("Mo")
     feed.edge("Zed", "Amy", "KNOWS", weight=0.6, evidence="said so").edge("Amy", "Mo", "KNOWS")
 
-    rows = export_rows(feed.graph, exported_at_ms=T0)
+    rows = list(export_rows(feed.graph, exported_at_ms=T0))
 
     assert rows[0] == {
         "record": "meta",
@@ -293,6 +293,7 @@ def reads(graph: GraphProjection, now: int) -> list[Any]:
         graph_entities(graph, ListOptions(search="b", min_confidence=0.3, limit=200)),
         graph_entities(graph, ListOptions(entity_type="person", sort_by="last_seen")),
         graph_contradictions(graph, include_resolved=True),
+        graph_contradictions(graph, include_resolved=False),
     ]
 
 
