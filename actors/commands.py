@@ -38,6 +38,10 @@ from actors.graph_commands import (
     GraphRelate,
     GraphRelateBatch,
 )
+from actors.graph_maintenance import (
+    GraphDecay,
+    GraphPrune,
+)
 from actors.graph_merge_commands import GraphMerge, GraphUnmerge
 from actors.results import (
     AddEdgesResult,
@@ -283,6 +287,8 @@ Command = (
     | GraphAdjust
     | GraphDelete
     | GraphAudit
+    | GraphDecay
+    | GraphPrune
     | GraphMerge
     | GraphUnmerge
 )

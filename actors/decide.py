@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from actors import graph_adjust, graph_merge, graph_relate, graph_unmerge, mesh
+from actors import graph_adjust, graph_maintenance, graph_merge, graph_relate, graph_unmerge, mesh
 from actors.commands import (
     AddEdges,
     AddMetadata,
@@ -64,6 +64,7 @@ from actors.commands import (
 from actors.decision import Decision
 from actors.edits import merge_entities, update_entities, update_observations, update_relations
 from actors.errors import EntityNotFoundError
+from actors.graph_maintenance import GraphDecay, GraphPrune
 from actors.graph_reader import GraphReader
 from actors.transactions import commit_transaction, register_schemas
 from eventstore.events import (
@@ -140,6 +141,10 @@ def decide(
             return Decision(*graph_adjust.adjust(graph, command, _now(command, now_ms)))
         case GraphDelete():
             return Decision(*graph_adjust.delete(graph, command, _now(command, now_ms)))
+        case GraphDecay():
+            return Decision(*graph_maintenance.decay(graph, command, _now(command, now_ms)))
+        case GraphPrune():
+            return Decision(*graph_maintenance.prune(graph, command, _now(command, now_ms)))
         case GraphAudit():
             return Decision(*graph_adjust.audit(command))
         case GraphMerge():

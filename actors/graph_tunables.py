@@ -97,6 +97,8 @@ class Decay:
     prune_orphan_days: float = _tunable(30.0, Range(0, 36_500))
     stale_confidence: float = _tunable(0.2)
     stale_days: float = _tunable(90.0, Range(0, 36_500))
+    # The decay scheduler's period (graphmem's own); 0: no scheduled runs.
+    schedule_hours: float = _tunable(24.0, Range(0, 87_600))
 
     def rate_for(self, entity_type: str) -> float:
         """The daily rate of an entity type (case-insensitive), else the default rate."""

@@ -14,6 +14,7 @@ from actors.command_inputs import (
     NodeInput,
     RelationInput,
 )
+from actors.graph_maintenance import GraphDecayResult, GraphPruneResult
 from actors.graph_merge_commands import GraphMergeResult, GraphUnmergeResult
 from actors.graph_results import (
     GraphAdjustResult,
@@ -278,6 +279,8 @@ CommandResult = (
     | GraphAdjustResult
     | GraphDeleteResult
     | GraphAuditResult
+    | GraphDecayResult
+    | GraphPruneResult
     | GraphMergeResult
     | GraphUnmergeResult
 )

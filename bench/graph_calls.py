@@ -409,4 +409,35 @@ INSIGHT_OPERATIONS: tuple[Operation, ...] = (
 OPERATIONS = (*OPERATIONS, *INSIGHT_OPERATIONS)
 # The merge rows change the graph for good: they run after every other row.
 OPERATIONS = (*OPERATIONS, *MERGE_OPERATIONS)
+# --- issue 15 items 2, 3 and 8: graph_decay, graph_prune (last: execute removes elements) ---
+_YEAR_MS = 365 * DAY_MS
+MAINTENANCE_OPERATIONS: tuple[Operation, ...] = (
+    Operation("graph_decay dry run", "graph_decay", 200, 30, lambda a: {"dry_run": True}),
+    Operation(
+        "graph_decay dry run a year ahead",
+        "graph_decay",
+        None,
+        10,
+        lambda a: {"dry_run": True, "at": format_ms(a.now_ms + _YEAR_MS)},
+        note="every element crosses day boundaries: the whole graph is recomputed",
+    ),
+    Operation(
+        "graph_decay (whole graph)",
+        "graph_decay",
+        200,
+        30,
+        lambda a: {},
+        note="the first call (a warm-up) is the day's run; measured calls are repeats that day",
+    ),
+    Operation("graph_prune preview", "graph_prune", 50, 50, lambda a: {}),
+    Operation(
+        "graph_prune execute",
+        "graph_prune",
+        200,
+        10,
+        lambda a: {"mode": "execute"},
+        note="the first call (a warm-up) removes the selection; measured calls find none",
+    ),
+)
+OPERATIONS = (*OPERATIONS, *MAINTENANCE_OPERATIONS)
 GRAPH_TOOLS = tuple(dict.fromkeys(op.tool for op in OPERATIONS))

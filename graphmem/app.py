@@ -7,12 +7,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import pykka
 import structlog
 
 from actors.bridge import BlockingReply
+from actors.decay_scheduler import DecaySchedulerActor, first_event_time
 from actors.gateway import GraphGateway
+from actors.graph_maintenance import decay_command
 from actors.graph_writer import GraphWriterActor
 from actors.hooks import Hooks
 from actors.schema_registry import SchemaRegistryActor
@@ -23,6 +26,7 @@ from actors.transaction_coordinator import TransactionCoordinatorActor, Transact
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import EventLog
 from graphmem.config import Settings
+from graphmem.graph_config import load_tunables
 from graphmem.hook_loader import load_hooks
 from graphmem.tools.catalog import STATIC_TOOL_NAMES
 
@@ -54,12 +58,15 @@ def start_actors(
     load_schemas: bool = False,
     hooks: Hooks | None = None,
     serve_stale: bool = False,
+    schedule_decay: bool = False,
 ) -> App:
     """Start the actors under one supervisor. The schema registry (loading and watching schema
     files) starts only with `load_schemas`: the server wants it; one-shot commands such as
     import and export, and most tests, do not. `serve_stale` (the server's choice too): after
     an upgrade, answer from an earlier version's checkpoints while the read models are
-    rebuilt in the background (GraphWriterActor); one-shot commands refold first instead."""
+    rebuilt in the background (GraphWriterActor); one-shot commands refold first instead.
+    `schedule_decay` (the server's choice): when the graph family is served, start the
+    DecaySchedulerActor unless GRAPHMEM_DECAY_SCHEDULE=off or decay.schedule_hours is 0."""
     hooks = hooks if hooks is not None else Hooks(load_hooks(settings.hooks))
     subscribers = Subscribers()
     supervisor = SupervisorActor.start()
@@ -101,11 +108,36 @@ def start_actors(
             registry_ref = start("schema_registry", registry).get(timeout=STOP_TIMEOUT)
             # Answered once the start-up scan is done: the first tools/list sees the schemas.
             registry_ref.proxy().problems().get(timeout=STOP_TIMEOUT * 6)
+        if schedule_decay:
+            _start_decay_scheduler(settings, event_log, graph, start)
     except BaseException:
         pykka.ActorRegistry.stop_all(block=True, timeout=STOP_TIMEOUT)
         raise
     transactions = TransactionGateway(coordinator_ref, hooks)
     return App(settings, event_log, supervisor, graph, transactions, hooks, TimeTravel(event_log))
+
+
+def _start_decay_scheduler(
+    settings: Settings, event_log: EventLog, graph: GraphGateway, start: Any
+) -> None:
+    if "graph" not in settings.tools or not settings.graph.decay_schedule:
+        return
+    decay = load_tunables(settings.graph_home).tunables.decay
+    if decay.schedule_hours <= 0:
+        return
+    clock = settings.graph.wall_clock()
+
+    def scheduler(handle: SupervisorHandle) -> pykka.ActorRef[DecaySchedulerActor]:
+        return DecaySchedulerActor.start(
+            graph,
+            lambda: decay_command(decay),
+            round(decay.schedule_hours * 3_600_000),
+            clock,
+            lambda: first_event_time(event_log),
+        )
+
+    start("decay_scheduler", scheduler).get(timeout=STOP_TIMEOUT)
+    log.info("decay_scheduler_started", every_hours=decay.schedule_hours)
 
 
 def _wait_loaded(writer: pykka.ActorRef[GraphWriterActor], loaded: BlockingReply[None]) -> None:
@@ -135,7 +167,11 @@ def stop_actors(app: App) -> None:
 
 @contextmanager
 def running(
-    settings: Settings, *, load_schemas: bool = True, serve_stale: bool = False
+    settings: Settings,
+    *,
+    load_schemas: bool = True,
+    serve_stale: bool = False,
+    schedule_decay: bool = False,
 ) -> Iterator[App]:
     """Open the data dir and run the actors for the duration of the block (see start_actors)."""
     # LmdbEventLog.open creates the data dir, and says so when the file system refuses.
@@ -146,7 +182,13 @@ def running(
         clock=settings.hybrid_clock(),
     )
     try:
-        app = start_actors(settings, event_log, load_schemas=load_schemas, serve_stale=serve_stale)
+        app = start_actors(
+            settings,
+            event_log,
+            load_schemas=load_schemas,
+            serve_stale=serve_stale,
+            schedule_decay=schedule_decay,
+        )
         log.info(
             "graphmem_started",
             data_dir=str(settings.data_dir),

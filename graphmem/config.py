@@ -109,6 +109,8 @@ class GraphSettings:
     embedder: str = "hash"
     # Tests only: days added to every wall-clock reading (event stamps and every rule).
     clock_offset_days: float = 0.0
+    # GRAPHMEM_DECAY_SCHEDULE=off: no scheduled decay runs (graph_decay still runs on demand).
+    decay_schedule: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> GraphSettings:
@@ -121,6 +123,7 @@ class GraphSettings:
             ),
             embedder=_embedder(env.get("GRAPHMEM_EMBEDDER", "")),
             clock_offset_days=_clock_offset_days(env.get("GRAPHMEM_CLOCK_OFFSET_DAYS", "")),
+            decay_schedule=_decay_schedule(env.get("GRAPHMEM_DECAY_SCHEDULE", "")),
         )
 
     def wall_clock(self) -> WallClock:
@@ -304,6 +307,16 @@ def _embedder(raw: str) -> str:
             "(default hash)"
         )
     return name
+
+
+def _decay_schedule(raw: str) -> bool:
+    name = raw.strip().lower() or "on"
+    if name not in ("on", "off"):
+        raise SettingsError(
+            f"GRAPHMEM_DECAY_SCHEDULE={raw!r} must be on or off (default on: decay runs every "
+            "decay.schedule_hours of the graph home's config.json)"
+        )
+    return name == "on"
 
 
 def _clock_offset_days(raw: str) -> float:

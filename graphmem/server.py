@@ -87,9 +87,11 @@ GRAPH_INSTRUCTIONS = (
     "superseded edges), graph_validate flags low-quality entities, graph_communities clusters, "
     "graph_build_context opens a session, graph_stats summarises, graph_delete removes "
     "an entity and its edges, graph_export writes a JSONL backup, graph_audit appends to the "
-    "audit log. Every read takes as_of (a log position or an ISO time) to read the past. Each "
-    "call is atomic: on an error nothing is written. graph_merge folds a duplicate into the "
-    "entity it duplicates (dry_run shows the counts first); graph_unmerge splits a wrong merge."
+    "audit log. graph_decay lets unconfirmed knowledge fade (also run daily by the server), "
+    "graph_prune previews or removes what fell below the thresholds. Every read takes as_of "
+    "(a log position or an ISO time) to read the past. Each call is atomic: on an error "
+    "nothing is written. graph_merge folds a duplicate into the entity it duplicates (dry_run "
+    "shows the counts first); graph_unmerge splits a wrong merge."
 )
 
 

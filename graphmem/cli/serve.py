@@ -75,7 +75,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             raise CliError(str(problem), code=2) from None
     http: tuple[str, int] | None = getattr(args, "http", None)
     if http is None:
-        with running(settings, serve_stale=True) as app:
+        with running(settings, serve_stale=True, schedule_decay=True) as app:
             serve_stdio(app)
         return 0
     # Checked before the store opens: an unsafe service must not start at all.
@@ -85,6 +85,6 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         raise CliError(str(error), code=2) from None
     if (unsafe := exposure_problem(http[0], tokens)) is not None:
         raise CliError(unsafe, code=2)
-    with running(settings, serve_stale=True) as app:
+    with running(settings, serve_stale=True, schedule_decay=True) as app:
         serve_http(app, *http, tokens)
     return 0

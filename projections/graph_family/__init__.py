@@ -7,6 +7,7 @@ The public face of a package of private modules, each with one role:
 - `_tokens`, `_index`: keyword tokens and `FamilyIndex`, the derived index the fold keeps
   current (search tokens, listing orders, stats tallies);
 - `_search`: keyword search; `_types`: entity type filters;
+- `_maintenance`: graph_decay's report and graph_prune's selection;
 - `_traversal`: graph_query; `_listing`: graph_entities; `_stats`: graph_stats;
   `_contradictions`: graph_contradictions; `_export`: graph_export's rows;
 - `_validate`: graph_validate; `_communities`: graph_communities; `_context`:
@@ -21,6 +22,16 @@ from projections.graph_family._contradictions import graph_contradictions
 from projections.graph_family._export import EXPORT_FORMAT, EXPORT_VERSION, export_rows
 from projections.graph_family._index import FamilyIndex, family_index
 from projections.graph_family._listing import SORT_KEYS, ListOptions, graph_entities
+from projections.graph_family._maintenance import (
+    DETAILS_LIMIT,
+    DecayReport,
+    EdgeDrop,
+    NodeDrop,
+    PruneSelection,
+    PruneThresholds,
+    decay_report,
+    prune_selection,
+)
 from projections.graph_family._search import keyword_search
 from projections.graph_family._stats import SCHEMA_VERSION, graph_stats
 from projections.graph_family._tokens import tokens
@@ -31,18 +42,25 @@ from projections.graph_family._values import EdgeFacts, Reading
 
 __all__ = [
     "CONTEXT_LEVELS",
+    "DETAILS_LIMIT",
     "EXPORT_FORMAT",
     "EXPORT_VERSION",
     "SCHEMA_VERSION",
     "SORT_KEYS",
     "VIEW_LIMIT",
     "CommunityOptions",
+    "DecayReport",
+    "EdgeDrop",
     "EdgeFacts",
     "FamilyIndex",
     "ListOptions",
+    "NodeDrop",
+    "PruneSelection",
+    "PruneThresholds",
     "QueryOptions",
     "Reading",
     "conflict_view",
+    "decay_report",
     "export_rows",
     "family_index",
     "graph_communities",
@@ -52,6 +70,7 @@ __all__ = [
     "graph_stats",
     "graph_validate",
     "keyword_search",
+    "prune_selection",
     "recent_additions",
     "replica_write",
     "tokens",

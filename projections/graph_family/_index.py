@@ -42,6 +42,7 @@ from projections.graph_decay import EXEMPT_SUBTYPE, newest_run
 from projections.graph_family._directories import DirectoryIndex
 from projections.graph_family._tokens import TokenIndex, entity_tokens
 from projections.graph_family._values import Reading, decayed_confidence, decayed_weight
+from projections.graph_time import DAY_MS
 from projections.naming import fold_name, slug
 
 __all__ = [
@@ -308,7 +309,13 @@ class FamilyIndex:
 
     def _decay(self, run: DecayApplied | None) -> None:
         """Every decayed figure again, for a new newest run (what else is kept, stays)."""
-        self.run = run
+        old, self.run = self.run, run
+        if old is not None and run is not None and _same_rates(old, run):
+            self._decay_day_crossers(old.at, run)
+            return
+        self._redecay_all(run)
+
+    def _redecay_all(self, run: DecayApplied | None) -> None:
         entries = [entry.decayed_by(run) for entry in self._entities.values()]
         self._entities = {entry.name: entry for entry in entries}
         self._order_by_confidence(entries)
@@ -319,6 +326,56 @@ class FamilyIndex:
             self._relations = {entry.key: entry for entry in relations}
             self._weight_micro = sum(entry.weight_micro for entry in relations)
             self._count_hubs()  # shown weights moved across the hub threshold
+
+    def _decay_day_crossers(self, old_at: int, run: DecayApplied) -> None:
+        """A new run with the same rates: only elements whose whole-day count differs under
+        the two runs can change (a value depends on the run only through it), so a second
+        run the same day re-derives a few entries instead of 400,000. When many elements
+        cross a day boundary, everything is re-derived as for other runs."""
+        at = run.at
+        entities = [
+            e
+            for e in self._entities.values()
+            if (at - e.last_seen) // DAY_MS != (old_at - e.last_seen) // DAY_MS
+        ]
+        relations = (
+            []
+            if self._relations is None
+            else [
+                r
+                for r in self._relations.values()
+                if (at - r.last_confirmed) // DAY_MS != (old_at - r.last_confirmed) // DAY_MS
+            ]
+        )
+        if len(entities) + len(relations) > (self.entity_count + len(self._relations or ())) // 8:
+            self._redecay_all(run)
+            return
+        for entry in entities:
+            self._redecay_entity(entry, entry.decayed_by(run))
+        if self._relations is not None:
+            for relation in relations:
+                new = relation.decayed_by(run)
+                self._count_relation(relation, -1)
+                self._track_relation(relation, -1)
+                self._relations[relation.key] = new
+                self._count_relation(new, 1)
+                self._track_relation(new, 1)
+
+    def _redecay_entity(self, old: EntityEntry, new: EntityEntry) -> None:
+        self._entities[new.name] = new
+        if new.confidence == old.confidence:
+            return
+        self._by_confidence.remove((-old.confidence, old.name))
+        self._by_confidence.add((-new.confidence, new.name))
+        confidences = self._type_confidences[old.entity_type]
+        confidences.remove(-old.confidence)
+        confidences.add(-new.confidence)
+        threshold = self._stale_threshold
+        if threshold is not None:
+            if old.confidence < threshold:
+                self._stale.discard((old.last_seen, old.name))
+            if new.confidence < threshold:
+                self._stale.add((new.last_seen, new.name))
 
     def _set_entity(self, reading: Reading, name: str) -> int:
         """Re-derive an entity's entry: _LIFE if it came, went or was created anew, _RULE if
@@ -578,6 +635,11 @@ class FamilyIndex:
         self._relation_half()
         return ((-negated, name) for negated, name in self._hubs)
 
+    def degree(self, name: str) -> int:
+        """How many visible relations touch `name` (a self-loop once)."""
+        self._relation_half()
+        return self._degree.get(name, 0)
+
     def has_edges(self, name: str) -> bool:
         """Whether the alive entity has a visible relation."""
         self._relation_half()
@@ -599,6 +661,15 @@ class FamilyIndex:
     def contradiction_keys(self) -> list[RelationKey]:
         self._relation_half()
         return list(self._contradictions)
+
+
+def _same_rates(one: DecayApplied, other: DecayApplied) -> bool:
+    return (one.rate, one.rates, one.edge_rate, one.floor) == (
+        other.rate,
+        other.rates,
+        other.edge_rate,
+        other.floor,
+    )
 
 
 def _hub_ends(entry: RelationEntry) -> tuple[str, ...]:

@@ -1,0 +1,172 @@
+"""DecaySchedulerActor: runs graph_decay on a schedule, beside the writer (contract §6).
+
+Each `Tick` asks whether a run is due: the last run's time comes from the log (the newest
+DecayApplied, whoever appended it: this actor, a graph_decay call, another node), never from
+memory, so a restart runs at once only if a run is due, and a manual run postpones the next
+scheduled one. A graph that never decayed counts from its first event. Ticks are handled one at
+a time, so a run never starts while another is in progress; a tick queued behind a run finds
+it no longer due. A timer tells the next tick when the next run falls due (at most an hour
+ahead, so a changed wall clock is noticed). Each run logs one canonical line with its counts
+and duration. Decay values are derived from the newest run alone, so how often this runs
+never changes a value, only when it shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import pykka
+import structlog
+
+from actors.graph_maintenance import GraphDecay, GraphDecayResult
+from eventstore.events import Cause
+from eventstore.hlc import ms_of
+from eventstore.log import EventLog
+from projections.graph import GraphProjection
+from projections.graph_decay import newest_run
+
+__all__ = ["DecaySchedulerActor", "Tick", "TickOutcome", "first_event_time"]
+
+log = structlog.get_logger(__name__)
+
+CAUSE = Cause(tool="graph_decay", client="decay_scheduler")
+MAX_SLEEP_S = 3600.0
+MIN_SLEEP_S = 1.0
+ASK_TIMEOUT = 600.0  # a whole-graph run on a large graph, bounded
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Check whether a run is due, run it if so, and set the timer for the next check."""
+
+
+@dataclass(frozen=True)
+class TickOutcome:
+    ran: bool
+    due_at: int | None  # when the next run falls due (None: the log is empty)
+    nodes_decayed: int = 0
+    edges_decayed: int = 0
+
+
+T = TypeVar("T")
+
+
+class DecayGraph(Protocol):
+    """What the scheduler needs of the graph: GraphGateway's blocking calls."""
+
+    def execute_blocking(self, command: GraphDecay, cause: Cause | None = None) -> Any: ...
+
+    def query_blocking(self, query: Callable[[GraphProjection], T]) -> T: ...
+
+
+def _last_run(graph: GraphProjection) -> int | None:
+    run = newest_run(graph.decay_runs())
+    return None if run is None else run.at
+
+
+class DecaySchedulerActor(pykka.ThreadingActor):
+    """Scheduled decay runs (see the module docstring). `first_event_ms` reads the log's first
+    event time (None: empty); `clock` is the family's wall clock (offset included). With
+    `timer` False nothing ticks by itself, not even at start: the caller sends every Tick."""
+
+    def __init__(
+        self,
+        graph: DecayGraph,
+        command: Callable[[], GraphDecay],
+        period_ms: int,
+        clock: Callable[[], int],
+        first_event_ms: Callable[[], int | None],
+        *,
+        timer: bool = True,
+    ) -> None:
+        super().__init__()
+        assert period_ms > 0, "a scheduler that is off is not started"
+        self._graph = graph
+        self._command = command
+        self._period_ms = period_ms
+        self._clock = clock
+        self._first_event_ms = first_event_ms
+        self._use_timer = timer
+        self._timer: threading.Timer | None = None
+
+    def on_start(self) -> None:
+        if self._use_timer:  # without it (tests), every tick is the caller's
+            self.actor_ref.tell(Tick())
+
+    def on_stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def on_receive(self, message: Any) -> Any:
+        if isinstance(message, Tick):
+            return self._tick()
+        return None
+
+    def _tick(self) -> TickOutcome:
+        now = self._clock()
+        try:
+            outcome = self._check(now)
+        except Exception:  # the edge of a background job: log it, try again at the next tick
+            log.exception("decay_scheduled_run_failed")
+            outcome = TickOutcome(ran=False, due_at=now + self._period_ms)
+        self._set_timer(outcome.due_at)
+        return outcome
+
+    def _check(self, now: int) -> TickOutcome:
+        reference = self._graph.query_blocking(_last_run)
+        if reference is None:
+            reference = self._first_event_ms()
+        due_at = None if reference is None else reference + self._period_ms
+        if due_at is not None and now >= due_at:
+            return self._run()
+        return TickOutcome(ran=False, due_at=due_at)
+
+    def _run(self) -> TickOutcome:
+        started = time.perf_counter()
+        result = self._graph.execute_blocking(self._command(), CAUSE)
+        assert isinstance(result, GraphDecayResult)
+        report = result.report
+        log.info(
+            "decay_scheduled_run",
+            at=report.at,
+            nodes_decayed=report.nodes_decayed,
+            edges_decayed=report.edges_decayed,
+            nodes_flagged_for_pruning=report.nodes_flagged,
+            edges_below_threshold=report.edges_below,
+            ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+        return TickOutcome(
+            ran=True,
+            due_at=report.at + self._period_ms,
+            nodes_decayed=report.nodes_decayed,
+            edges_decayed=report.edges_decayed,
+        )
+
+    def _set_timer(self, due_at: int | None) -> None:
+        if not self._use_timer:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        wait_ms = self._period_ms if due_at is None else due_at - self._clock()
+        delay = min(MAX_SLEEP_S, max(MIN_SLEEP_S, wait_ms / 1000))
+        timer = threading.Timer(delay, self._tell_tick)
+        timer.daemon = True
+        self._timer = timer
+        timer.start()
+
+    def _tell_tick(self) -> None:
+        # Stopped while the timer ran out: nothing to do.
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.actor_ref.tell(Tick())
+
+
+def first_event_time(event_log: EventLog) -> int | None:
+    """The wall time of the log's first event (None: the log is empty)."""
+    for envelope in event_log.read_from(1):
+        return ms_of(envelope.hlc)
+    return None
