@@ -6,13 +6,14 @@ The public face of a package of private modules, each with one role:
 - `_values`: node and edge output objects with decayed confidence and weight (`Reading`);
 - `_tokens`, `_index`: keyword tokens and `FamilyIndex`, the derived index the fold keeps
   current (search tokens, listing orders, stats tallies);
-- `_search`: keyword search; `_types`: entity type filters;
+- `_search`: keyword search; `_fuzzy`: fuzzy name matching after it; `_types`: entity type filters;
 - `_traversal`: graph_query; `_listing`: graph_entities; `_stats`: graph_stats;
   `_contradictions`: graph_contradictions; `_export`: graph_export's rows.
 """
 
 from projections.graph_family._contradictions import graph_contradictions
 from projections.graph_family._export import EXPORT_FORMAT, EXPORT_VERSION, export_rows
+from projections.graph_family._fuzzy import fuzzy_search
 from projections.graph_family._index import FamilyIndex, family_index
 from projections.graph_family._listing import SORT_KEYS, ListOptions, graph_entities
 from projections.graph_family._search import keyword_search
@@ -35,6 +36,7 @@ __all__ = [
     "Reading",
     "export_rows",
     "family_index",
+    "fuzzy_search",
     "graph_contradictions",
     "graph_entities",
     "graph_query",

@@ -402,6 +402,13 @@ class FamilyIndex:
     def prefix_size(self, prefix: str, most_tokens: int) -> int | None:
         return self._tokens.prefix_size(prefix, most_tokens)
 
+    def tokens_near(self, token: str, most_edits: int) -> dict[str, int]:
+        return self._tokens.tokens_near(token, most_edits)
+
+    def names_of_type(self, entity_type: str) -> frozenset[str] | set[str]:
+        """The alive names of exactly `entity_type` (the index's own set: do not change it)."""
+        return self._names_by_type.get(entity_type, frozenset())
+
     # --- reads: relations ---------------------------------------------------------------
 
     def relation_entries(self) -> dict[RelationKey, RelationEntry]:
@@ -421,6 +428,11 @@ class FamilyIndex:
         self.contradiction_answers[include_resolved] = answer
         self._contradiction_ends |= ends
         self._contradiction_slugs |= {slug(name) for name in ends}
+
+    def degree(self, name: str) -> int:
+        """How many visible relations touch `name` (current or superseded, either way)."""
+        self._relation_half()
+        return self._degree.get(name, 0)
 
     @property
     def relation_count(self) -> int:
