@@ -27,12 +27,19 @@ class GraphFamily:
     tunables: Tunables = field(default_factory=Tunables)
     config_warnings: tuple[str, ...] = ()
     clock: WallClock = field(default_factory=WallClock)
+    transcripts_dir: Path | None = None  # None: none to count (graph_build_context)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GraphFamily:
         home = settings.graph_home
         loaded = load_tunables(home)
-        return cls(home, loaded.tunables, loaded.warnings, settings.graph.wall_clock())
+        return cls(
+            home,
+            loaded.tunables,
+            loaded.warnings,
+            settings.graph.wall_clock(),
+            settings.graph.transcripts_dir,
+        )
 
     def now_ms(self) -> int:
         return self.clock()

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from graphmem.tools.base import ToolSpec
+from graphmem.tools.graph_insight_tools import GRAPH_INSIGHT_TOOLS
 from graphmem.tools.graph_merge_tools import GRAPH_MERGE_TOOLS
 from graphmem.tools.graph_read_tools import GRAPH_READ_TOOLS
 from graphmem.tools.graph_write_tools import GRAPH_WRITE_TOOLS
 
 __all__ = ["GRAPH_TOOLS"]
 
-GRAPH_TOOLS: tuple[ToolSpec, ...] = (*GRAPH_READ_TOOLS, *GRAPH_WRITE_TOOLS, *GRAPH_MERGE_TOOLS)
+GRAPH_TOOLS: tuple[ToolSpec, ...] = (
+    *GRAPH_READ_TOOLS,
+    *GRAPH_WRITE_TOOLS,
+    *GRAPH_MERGE_TOOLS,
+    *GRAPH_INSIGHT_TOOLS,
+)
