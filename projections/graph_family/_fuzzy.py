@@ -82,4 +82,3 @@ def _names_near(index: FamilyIndex, token: str) -> dict[str, int]:
             if distance < near.get(name, distance + 1):
                 near[name] = distance
     return near
-
