@@ -6,6 +6,7 @@ from graphmem.tools.base import ToolSpec
 from graphmem.tools.graph_insight_tools import GRAPH_INSIGHT_TOOLS
 from graphmem.tools.graph_merge_tools import GRAPH_MERGE_TOOLS
 from graphmem.tools.graph_read_tools import GRAPH_READ_TOOLS
+from graphmem.tools.graph_suggest_tools import GRAPH_SUGGEST_TOOLS
 from graphmem.tools.graph_write_tools import GRAPH_WRITE_TOOLS
 
 __all__ = ["GRAPH_TOOLS"]
@@ -15,4 +16,5 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     *GRAPH_WRITE_TOOLS,
     *GRAPH_MERGE_TOOLS,
     *GRAPH_INSIGHT_TOOLS,
+    *GRAPH_SUGGEST_TOOLS,
 )

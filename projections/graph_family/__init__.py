@@ -25,6 +25,7 @@ from projections.graph_family._fuzzy import fuzzy_search
 from projections.graph_family._index import FamilyIndex, family_index
 from projections.graph_family._listing import SORT_KEYS, ListOptions, graph_entities
 from projections.graph_family._merge_suggestions import (
+    MAX_LIMIT,
     SuggestOptions,
     Weights,
     audit_lines,
@@ -43,6 +44,7 @@ __all__ = [
     "CONTEXT_LEVELS",
     "EXPORT_FORMAT",
     "EXPORT_VERSION",
+    "MAX_LIMIT",
     "SCHEMA_VERSION",
     "SORT_KEYS",
     "VIEW_LIMIT",

@@ -146,19 +146,19 @@ def merge_suggestions(
     for negated, _, _, a, b, cosine, jaccard, names, near_a, near_b in heapq.nsmallest(
         limit, scored, key=lambda s: (s[0], s[1], s[2])
     ):
-        shared = sorted(
-            (
-                {
-                    "id": reading.entity_id(neighbour),
-                    "relation": relation,
-                    "degree": index.degree(neighbour),
-                    "weight": round(weight, PLACES),
-                }
-                for (neighbour, relation), weight in near_a.items()
-                if (neighbour, relation) in near_b
-            ),
-            key=lambda s: (-s["weight"], s["id"], s["relation"]),
+        shared_keys = sorted(
+            (key for key in near_a if key in near_b),
+            key=lambda key: (-near_a[key], reading.entity_id(key[0]), key[1]),
         )
+        shared = [
+            {
+                "id": reading.entity_id(neighbour),
+                "relation": relation,
+                "degree": index.degree(neighbour),
+                "weight": round(near_a[(neighbour, relation)], PLACES),
+            }
+            for neighbour, relation in shared_keys
+        ]
         answer["suggestions"].append(
             {
                 "entity_a": _entity(reading, a, len(near_a)),

@@ -174,7 +174,8 @@ class EntityVectors:
         if found is None:
             return None
         rows = self._types[found[0]]
-        return rows.matrix[rows.row[name]]
+        vector: Vector = rows.matrix[rows.row[name]]
+        return vector
 
     def most_similar(self, name: str, k: int, least: float) -> list[tuple[str, float]]:
         self._catch_up()
