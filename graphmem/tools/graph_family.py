@@ -14,6 +14,7 @@ from pathlib import Path
 from actors.graph_tunables import Tunables
 from eventstore.hlc import WallClock
 from graphmem.config import Settings
+from graphmem.embedding.service import EmbeddingService
 from graphmem.graph_config import load_tunables
 
 __all__ = ["GraphFamily"]
@@ -27,12 +28,16 @@ class GraphFamily:
     tunables: Tunables = field(default_factory=Tunables)
     config_warnings: tuple[str, ...] = ()
     clock: WallClock = field(default_factory=WallClock)
+    # graph_search and graph_reembed's vectors; None where no server runs them.
+    embeddings: EmbeddingService | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> GraphFamily:
+    def from_settings(
+        cls, settings: Settings, embeddings: EmbeddingService | None = None
+    ) -> GraphFamily:
         home = settings.graph_home
         loaded = load_tunables(home)
-        return cls(home, loaded.tunables, loaded.warnings, settings.graph.wall_clock())
+        return cls(home, loaded.tunables, loaded.warnings, settings.graph.wall_clock(), embeddings)
 
     def now_ms(self) -> int:
         return self.clock()
