@@ -181,7 +181,11 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
     graph = app.graph
     limits = app.settings.limits
     catalog = ToolCatalog(app.settings.tools)
-    family = GraphFamily.from_settings(app.settings) if "graph" in app.settings.tools else None
+    family = (
+        GraphFamily.from_settings(app.settings, app.embeddings)
+        if "graph" in app.settings.tools
+        else None
+    )
     clock = app.settings.graph.wall_clock()
 
     async def find_tool(name: str) -> ToolSpec | None:

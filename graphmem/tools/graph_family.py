@@ -14,6 +14,7 @@ from pathlib import Path
 from actors.graph_tunables import Tunables
 from eventstore.hlc import WallClock
 from graphmem.config import Settings
+from graphmem.embedding.service import EmbeddingService
 from graphmem.graph_config import load_tunables
 
 __all__ = ["GraphFamily"]
@@ -28,9 +29,13 @@ class GraphFamily:
     config_warnings: tuple[str, ...] = ()
     clock: WallClock = field(default_factory=WallClock)
     transcripts_dir: Path | None = None  # None: none to count (graph_build_context)
+    # graph_search and graph_reembed's vectors; None where no server runs them.
+    embeddings: EmbeddingService | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> GraphFamily:
+    def from_settings(
+        cls, settings: Settings, embeddings: EmbeddingService | None = None
+    ) -> GraphFamily:
         home = settings.graph_home
         loaded = load_tunables(home)
         return cls(
@@ -39,6 +44,7 @@ class GraphFamily:
             loaded.warnings,
             settings.graph.wall_clock(),
             settings.graph.transcripts_dir,
+            embeddings,
         )
 
     def now_ms(self) -> int:
