@@ -1,12 +1,13 @@
 """graph_merge_suggestions (contract §8.12): likely duplicates, read only, with the
 merge_flagged audit lines.
 
-The scoring is projections.graph_family's (`merge_suggestions`) over the embeddings read model
-(`entity_vectors`); here are the strict arguments (weights an object whose missing keys keep
-their defaults, limit above 100 clamped with a warning) and the audit lines, appended to the
-graph home's logs/dream-audit.jsonl after the answer is known: a line that cannot be written
-is an error naming the file (the suggestions are still computable by calling again with
-log_to_audit false).
+The scoring is projections.graph_family's (`merge_suggestions`) over the family's embeddings
+read model (`EmbeddingService`: the vectors of the entities as they are now, also for an as-of
+answer, whose graph then keeps only the candidates alive and of the seed's type there). Here
+are the strict arguments (weights an object whose missing keys keep their defaults, limit
+above 100 clamped with a warning) and the audit lines, appended to the graph home's
+logs/dream-audit.jsonl once the answer is known: a line that cannot be written is an error
+naming the file.
 """
 
 from __future__ import annotations
@@ -17,18 +18,20 @@ import anyio
 import msgspec
 
 from actors.time_travel import GraphModels
+from graphmem.embedding.service import EmbeddingService
 from graphmem.graph_home_files import AUDIT_LOG, append_line
 from graphmem.tools import graph_suggest_schemas as s
 from graphmem.tools.base import ToolContext, ToolOutcome, ToolSpec, error
 from graphmem.tools.graph_args import GraphArgs, check_range, name_text, parse_graph_args
 from graphmem.tools.graph_read_tools import answer, family_of, read_graph_models
+from projections.graph import GraphProjection
 from projections.graph_family import (
     MAX_LIMIT,
     SuggestOptions,
     Weights,
     audit_lines,
-    entity_vectors,
     merge_suggestions,
+    type_filter,
 )
 from projections.graph_time import format_ms
 
@@ -52,6 +55,35 @@ class SuggestArgs(GraphArgs, frozen=True):
     weights: WeightArgs = msgspec.field(default_factory=WeightArgs)
     log_to_audit: bool = True
     as_of: Any = None
+
+
+class ServiceSimilarities:
+    """`Similarities` over the embedding service, for the entities alive in `graph`."""
+
+    def __init__(self, service: EmbeddingService, graph: GraphProjection) -> None:
+        self._service = service
+        self._graph = graph
+        self.embedder = service.name
+
+    def most_similar(self, name: str, k: int, least: float) -> list[tuple[str, float]]:
+        vector = self._service.vector_of(name)
+        entity_type = self._graph.entity_type(name)
+        if vector is None or entity_type is None:
+            return []  # not embedded yet: no candidates (the answer reports what is pending)
+        # A few more than k: the seed itself is among them, and at an as-of point some
+        # may not be alive or of this type.
+        found = self._service.similar(
+            vector, 2 * k + 1, entity_types=[entity_type], min_similarity=least
+        )
+        same_type = type_filter([entity_type])
+        graph = self._graph
+        return [
+            (other, similarity)
+            for other, similarity in found
+            if other != name
+            and graph.has_entity(other)
+            and same_type(graph.entity_type(other) or "")
+        ][:k]
 
 
 async def suggestions_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
@@ -81,8 +113,16 @@ async def suggestions_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
         weights=Weights(args.weights.embedding, args.weights.neighbor_jaccard, args.weights.name),
     )
 
+    service = family.embeddings
+    if service is None:
+        return error(
+            "graph_merge_suggestions needs the embedding service, which runs in a served "
+            "graphmem process (graphmem serve); it is not running here."
+        )
+
     def suggest(models: GraphModels, _: int | None) -> dict[str, Any]:
-        return merge_suggestions(models.graph, options, entity_vectors(models.graph))
+        graph = models.graph
+        return merge_suggestions(graph, options, ServiceSimilarities(service, graph))
 
     value, point = await read_graph_models(ctx, tool, args.as_of, suggest)
     if args.log_to_audit and value["suggestions"]:
@@ -100,6 +140,8 @@ async def suggestions_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome
                 f"({problem.strerror}). Make the graph home's logs folder writable, or call "
                 "again with log_to_audit false."
             )
+    # Entities new or changed since their vector was made have none or an old one yet.
+    value["pending_embeddings"] = service.pending()
     if warnings:
         value["warnings"] = warnings
     return answer(value, point)

@@ -9,8 +9,7 @@ The public face of a package of private modules, each with one role:
 - `_search`: keyword search; `_fuzzy`: fuzzy name matching after it; `_types`: entity type filters;
 - `_traversal`: graph_query; `_listing`: graph_entities; `_stats`: graph_stats;
   `_contradictions`: graph_contradictions; `_export`: graph_export's rows;
-- `_similar`: the `hash` embedder's vectors per type (a FamilyIndex listener);
-  `_merge_suggestions`: graph_merge_suggestions;
+- `_merge_suggestions`: graph_merge_suggestions (over `Similarities`, an embeddings model);
 - `_validate`: graph_validate; `_communities`: graph_communities; `_context`:
   graph_build_context's recent additions and hubs; `_conflict_view`: the one conflict view
   (replica writes, superseded edges, contradictions) of read_conflicts and graph_contradictions.
@@ -26,13 +25,13 @@ from projections.graph_family._index import FamilyIndex, family_index
 from projections.graph_family._listing import SORT_KEYS, ListOptions, graph_entities
 from projections.graph_family._merge_suggestions import (
     MAX_LIMIT,
+    Similarities,
     SuggestOptions,
     Weights,
     audit_lines,
     merge_suggestions,
 )
 from projections.graph_family._search import keyword_search
-from projections.graph_family._similar import EntityVectors, entity_vectors, hash_embed
 from projections.graph_family._stats import SCHEMA_VERSION, graph_stats
 from projections.graph_family._tokens import tokens
 from projections.graph_family._traversal import CONTEXT_LEVELS, QueryOptions, graph_query
@@ -50,16 +49,15 @@ __all__ = [
     "VIEW_LIMIT",
     "CommunityOptions",
     "EdgeFacts",
-    "EntityVectors",
     "FamilyIndex",
     "ListOptions",
     "QueryOptions",
     "Reading",
+    "Similarities",
     "SuggestOptions",
     "Weights",
     "audit_lines",
     "conflict_view",
-    "entity_vectors",
     "export_rows",
     "family_index",
     "fuzzy_search",
@@ -69,7 +67,6 @@ __all__ = [
     "graph_query",
     "graph_stats",
     "graph_validate",
-    "hash_embed",
     "keyword_search",
     "merge_suggestions",
     "recent_additions",

@@ -22,11 +22,10 @@ import heapq
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from projections.graph import GraphProjection
 from projections.graph_family._index import FamilyIndex, family_index
-from projections.graph_family._similar import Similarities
 from projections.graph_family._tokens import tokens
 from projections.graph_family._types import type_filter
 from projections.graph_family._values import Reading
@@ -34,6 +33,7 @@ from projections.graph_family._values import Reading
 __all__ = [
     "MAX_LIMIT",
     "MAX_SEEDS",
+    "Similarities",
     "SuggestOptions",
     "Weights",
     "audit_lines",
@@ -67,6 +67,18 @@ class SuggestOptions:
     min_embedding_similarity: float = 0.85
     limit: int = 20
     weights: Weights = field(default_factory=Weights)
+
+
+class Similarities(Protocol):
+    """What merge suggestions ask of an embeddings read model."""
+
+    @property
+    def embedder(self) -> str:
+        """The embedder's name, reported in the answer."""
+
+    def most_similar(self, name: str, k: int, least: float) -> list[tuple[str, float]]:
+        """The `k` alive entities of `name`'s type most similar to it (itself excluded), with
+        a cosine of at least `least`, most similar first, ties by name."""
 
 
 def hub_weight(degree: int) -> float:
