@@ -46,39 +46,41 @@ def fuzzy_search(
     loose = [t for t in wanted if most_edits(t)]
     if not loose:
         return [], 0
-    edits: dict[str, int] | None = None
-    for token in sorted(loose, key=len, reverse=True):  # the longest is the most selective
-        near = _names_near(index, token)
-        if edits is None:
-            edits = near
-        else:
-            edits = {name: edits[name] + d for name, d in near.items() if name in edits}
-        if not edits:
-            return [], 0
-    assert edits is not None
+    # Per loose query token, the indexed tokens one or more edits away. A fuzzy hit has at
+    # least one of them (otherwise every token starts one of its tokens: a keyword hit), so
+    # the candidates are their names: never the (possibly huge) prefix matches.
+    near = {t: {k: d for k, d in index.tokens_near(t, most_edits(t)).items() if d} for t in loose}
+    candidates: set[str] = set()
+    for found_near in near.values():
+        for token in found_near:
+            candidates.update(index.names_with_token(token))
     strict = [t for t in wanted if not most_edits(t)]
     found: dict[str, int] = {}
-    for name, distance in edits.items():
+    for name in candidates:
         entry = index.entry(name)
         if entry is None or (keep is not None and not keep(entry)):
             continue
         if strict and not all(any(t.startswith(s) for t in entry.tokens) for s in strict):
             continue
-        if distance == 0:
-            continue  # every token starts one of its tokens: the keyword search's own hit
-        found[name] = distance
+        edits = 0
+        for token in loose:
+            best = _edits(entry.tokens, token, near[token])
+            if best is None:
+                break
+            edits += best
+        else:
+            if edits:
+                found[name] = edits
     total = len(found)
     room = total if limit is None else min(limit, total)
-    best = heapq.nsmallest(room, found, key=lambda name: (found[name], len(name), name))
-    return best, total
+    best_names = heapq.nsmallest(room, found, key=lambda name: (found[name], len(name), name))
+    return best_names, total
 
 
-def _names_near(index: FamilyIndex, token: str) -> dict[str, int]:
-    """Name -> the fewest edits between `token` and one of its tokens (a token it starts
-    counts as 0: the keyword rule)."""
-    near: dict[str, int] = dict.fromkeys(index.names_with_prefix(token), 0)
-    for found, distance in sorted(index.tokens_near(token, most_edits(token)).items()):
-        for name in index.names_with_token(found):
-            if distance < near.get(name, distance + 1):
-                near[name] = distance
-    return near
+def _edits(entity_tokens: frozenset[str], token: str, near: dict[str, int]) -> int | None:
+    """The fewest edits between the query `token` and one of the entity's tokens (0 when it
+    starts one: the keyword rule); None when none is near enough."""
+    if any(t.startswith(token) for t in entity_tokens):
+        return 0
+    distances = [near[t] for t in entity_tokens if t in near]
+    return min(distances) if distances else None
