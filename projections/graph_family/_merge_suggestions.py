@@ -143,10 +143,11 @@ def merge_suggestions(
                 pairs[key] = (a, b, cosine)
     answer["total_pairs_evaluated"] = len(pairs)
     weights = options.weights
+    neighbours = _Neighbourhoods(graph, index)
     scored = []
     for (id_a, id_b), (a, b, cosine) in pairs.items():
-        near_a = _neighbours(graph, index, a, b)
-        near_b = _neighbours(graph, index, b, a)
+        near_a = neighbours.of(a, b)
+        near_b = neighbours.of(b, a)
         jaccard = neighbour_jaccard(near_a, near_b)
         names = name_similarity(a, b)
         score = (
@@ -229,15 +230,26 @@ def _seeds(
     return [name for _, name in ranked[:MAX_SEEDS]]
 
 
-def _neighbours(graph: GraphProjection, index: FamilyIndex, name: str, partner: str) -> Neighbours:
-    """N(name): its visible edges' `(other end, relation type)`, the partner excluded, each
-    with the other end's hub weight."""
-    found: Neighbours = {}
-    for from_entity, to_entity, relation in graph.incident_keys(name):
-        other = to_entity if from_entity == name else from_entity
-        if other != partner:
-            found[(other, relation)] = hub_weight(index.degree(other))
-    return found
+class _Neighbourhoods:
+    """N(x) per entity, computed once per call (a seed that is a hub is in up to 10 pairs)."""
+
+    def __init__(self, graph: GraphProjection, index: FamilyIndex) -> None:
+        self._graph = graph
+        self._index = index
+        self._full: dict[str, Neighbours] = {}
+
+    def of(self, name: str, partner: str) -> Neighbours:
+        """N(name): its visible edges' `(other end, relation type)`, the partner excluded,
+        each with the other end's hub weight."""
+        full = self._full.get(name)
+        if full is None:
+            full = self._full[name] = {}
+            for from_entity, to_entity, relation in self._graph.incident_keys(name):
+                other = to_entity if from_entity == name else from_entity
+                full[(other, relation)] = hub_weight(self._index.degree(other))
+        if not any(other == partner for other, _ in full):
+            return full
+        return {key: weight for key, weight in full.items() if key[0] != partner}
 
 
 def _entity(reading: Reading, name: str, edge_count: int) -> dict[str, Any]:
