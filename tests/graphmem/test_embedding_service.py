@@ -14,10 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from actors.commands import CreateEntities, DeleteEntities, EntityInput, UpdateEntities
 from actors.command_inputs import EntityUpdate
+from actors.commands import CreateEntities, DeleteEntities, EntityInput, UpdateEntities
 from graphmem.app import App, running
 from graphmem.config import Settings
 from graphmem.embedding.cache import CACHE_FILE

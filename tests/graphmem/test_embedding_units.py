@@ -3,6 +3,7 @@ the vector index's exact top-k and the cache's keys."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from pathlib import Path
@@ -38,8 +39,6 @@ def test_the_embed_text_joins_name_type_and_the_non_empty_descriptive_values_in_
 
 
 def test_the_text_key_is_the_sha256_of_the_utf8_text() -> None:
-    import hashlib
-
     assert text_key("Zoë — Person") == hashlib.sha256("Zoë — Person".encode()).digest()
     assert text_key("a") != text_key("A")
 

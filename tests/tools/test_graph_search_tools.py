@@ -112,7 +112,8 @@ async def test_a_name_or_alias_equal_to_the_query_has_similarity_one(
         )
         by_name = await tool_value(client, "graph_search", {"query": "alice smith"})
         by_alias = await tool_value(client, "graph_search", {"query": "K8S"})
-        assert [(s["name"], s["similarity"]) for s in by_name["seeds"]][0] == ("Alice Smith", 1.0)
+        first = by_name["seeds"][0]
+        assert (first["name"], first["similarity"]) == ("Alice Smith", 1.0)
         assert [(s["name"], s["similarity"]) for s in by_alias["seeds"]] == [("Kubernetes", 1.0)]
 
 
