@@ -37,6 +37,7 @@ from actors.checkpointer import Checkpointer
 from actors.read_models import ReadModels
 from eventstore.hlc import ms_of
 from eventstore.log import EventLog
+from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
 from projections.schema_view import SchemaViewProjection
 from projections.schemas import SchemaProjection
@@ -104,6 +105,9 @@ class GraphModels(Protocol):
     @property
     def schema_view(self) -> SchemaViewProjection: ...
 
+    @property
+    def conflicts(self) -> ConflictsProjection: ...
+
 
 class FrozenSearch:
     """SearchProjection's matching over a graph that never changes again (an as-of one), built
@@ -146,9 +150,12 @@ class AsOfModels:
         self,
         graph: GraphProjection,
         load_schemas: Callable[[], SchemaProjection] = SchemaProjection,
+        load_conflicts: Callable[[], ConflictsProjection] = ConflictsProjection,
     ) -> None:
         self.graph = graph
         self._load_schemas = load_schemas
+        self._load_conflicts = load_conflicts
+        self._conflicts: ConflictsProjection | None = None
         self._search: FrozenSearch | None = None
         self._schemas: SchemaProjection | None = None
         self._schema_view: SchemaViewProjection | None = None
@@ -171,6 +178,13 @@ class AsOfModels:
             # Neither model changes again, so the view parses every entity once, on first use.
             self._schema_view = SchemaViewProjection(self.graph, self.schemas)
         return self._schema_view
+
+    @property
+    def conflicts(self) -> ConflictsProjection:
+        """The replica conflicts as of the point (folded on first use: few reads need them)."""
+        if self._conflicts is None:
+            self._conflicts = self._load_conflicts()
+        return self._conflicts
 
 
 def iso_ms(ms: int) -> str:
@@ -272,7 +286,11 @@ def models_at(event_log: EventLog, position: int) -> AsOfModels:
     checkpoint at or before it, then the log's events after the checkpoint up to it. The
     schemas and the schema view as of it are built the same way, when first read."""
     graph = folded_at(event_log, position, GraphProjection.name).graph
-    return AsOfModels(graph, lambda: schemas_at(event_log, position))
+    return AsOfModels(
+        graph,
+        lambda: schemas_at(event_log, position),
+        lambda: folded_at(event_log, position, ConflictsProjection.name).conflicts,
+    )
 
 
 @dataclass

@@ -357,6 +357,57 @@ MERGE_OPERATIONS: tuple[Operation, ...] = (
         note="one of the ten busiest entities folded into another: thousands of edges move",
     ),
 )
+# --- issue 15 items 5, 6 and 8: validate, communities, build context, the conflict view ------
+INSIGHT_OPERATIONS: tuple[Operation, ...] = (
+    Operation("graph_build_context", "graph_build_context", 50, 100, lambda a: {}),
+    Operation(
+        "graph_build_context + topic",
+        "graph_build_context",
+        50,
+        100,
+        lambda a: {"topic": a.name()},
+        note="topic: a random entity (its 2-hop neighbourhood, 15 nodes / 25 edges shown)",
+    ),
+    Operation(
+        "graph_build_context (after a write)",
+        "graph_build_context",
+        None,
+        30,
+        lambda a: {},
+        after_write=True,
+        note="a write re-derives the kept orderings (first_seen, ingested_at, hub degrees)",
+    ),
+    Operation("graph_validate", "graph_validate", None, 50, lambda a: {}),
+    Operation(
+        "graph_validate (after a write)", "graph_validate", None, 10, lambda a: {}, after_write=True
+    ),
+    Operation(
+        "graph_validate source_session",
+        "graph_validate",
+        None,
+        10,
+        lambda a: {"source_session": "bench-session"},
+    ),
+    Operation("graph_communities", "graph_communities", None, 50, lambda a: {}),
+    Operation(
+        "graph_communities (after a write)",
+        "graph_communities",
+        None,
+        10,
+        lambda a: {},
+        after_write=True,
+    ),
+    Operation(
+        "graph_contradictions include_conflicts",
+        "graph_contradictions",
+        None,
+        20,
+        lambda a: {"include_conflicts": True},
+        note="the one conflict view (read_conflicts view all computes the same)",
+    ),
+)
+OPERATIONS = (*OPERATIONS, *INSIGHT_OPERATIONS)
+# The merge rows change the graph for good: they run after every other row.
 OPERATIONS = (*OPERATIONS, *MERGE_OPERATIONS)
 GRAPH_TOOLS = tuple(dict.fromkeys(op.tool for op in OPERATIONS))
 

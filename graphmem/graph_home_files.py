@@ -1,6 +1,7 @@
 """The graph home's files (contract §1.3): appending audit lines (graph_audit, graph_merge,
-graph_unmerge), and what graph_stats reads from them (§8.14): the last dream run and the
-document queue's counts.
+graph_unmerge), and what graph_stats and graph_build_context read from them (§8.14, §8.21):
+the last dream run and the document queue's counts; the last run's details and the
+transcripts not yet processed (build context).
 
 - `last_dream_run`: the newest `run_end` of `logs/dream-audit.jsonl` if it is not older than
   the newest `run_start`, else that `run_start`; without either, `processed/manifest.json`'s
@@ -23,7 +24,16 @@ from typing import Any
 from projections.bounded_json import JsonShapeError, decode
 from projections.graph_time import TimeFormatError, format_ms, parse_time
 
-__all__ = ["AUDIT_LOG", "MANIFEST", "MERGE_AUDIT_LOG", "HomeFacts", "append_line", "home_facts"]
+__all__ = [
+    "AUDIT_LOG",
+    "MANIFEST",
+    "MERGE_AUDIT_LOG",
+    "HomeFacts",
+    "append_line",
+    "home_facts",
+    "last_dream",
+    "unprocessed_transcripts",
+]
 
 AUDIT_LOG = Path("logs") / "dream-audit.jsonl"
 MERGE_AUDIT_LOG = Path("logs") / "merge-audit.jsonl"
@@ -147,3 +157,105 @@ def _manifest_run(path: Path) -> str | None:
         return None
     found = _time(document.get("last_dream_run"))
     return None if found is None else format_ms(found)
+
+
+# --- graph_build_context (contract §8.21) ---------------------------------------------------
+
+_RUN_NUMBERS = (
+    "duration_ms",
+    "transcripts_processed",
+    "ingest_processed",
+    "entities_created",
+    "edges_created",
+    "errors",
+)
+TRANSCRIPT_SUFFIX = ".jsonl"
+AGENT_PREFIX = "agent-"
+
+
+def last_dream(home: Path) -> dict[str, Any] | None:
+    """The newest `run_start` of the audit log and the first `run_end` after it (`ended_at`
+    and the counts null while it has none); without one, the manifest's `last_dream_run`
+    (`source: "manifest"`); else None."""
+    later_ends: list[dict[str, Any]] = []
+    for line in _lines_backwards(home / AUDIT_LOG):
+        record = _json(line)
+        if not isinstance(record, dict):
+            continue
+        event = record.get("event")
+        if event == "run_end" and _time(record.get("timestamp")) is not None:
+            later_ends.append(record)
+        elif event == "run_start":
+            started = _time(record.get("timestamp"))
+            if started is None:
+                continue
+            end = later_ends[-1] if later_ends else None  # the first after it in file order
+            return _run(started, record, end)
+    manifest = _manifest_run(home / MANIFEST)
+    if manifest is None:
+        return None
+    return {
+        "started_at": manifest,
+        "ended_at": None,
+        "duration_ms": None,
+        "source": "manifest",
+        **dict.fromkeys(_RUN_NUMBERS[1:]),
+    }
+
+
+def _run(started: int, start: dict[str, Any], end: dict[str, Any] | None) -> dict[str, Any]:
+    ended = None if end is None else _time(end.get("timestamp"))
+    source = start.get("source")
+    if not isinstance(source, str) and end is not None:
+        source = end.get("source")
+    numbers = {key: _number(None if end is None else end.get(key)) for key in _RUN_NUMBERS}
+    return {
+        "started_at": format_ms(started),
+        "ended_at": format_ms(ended),
+        "duration_ms": numbers["duration_ms"],
+        "source": source if isinstance(source, str) else None,
+        **{key: numbers[key] for key in _RUN_NUMBERS[1:]},
+    }
+
+
+def _number(value: Any) -> int | float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
+def _processed_sessions(home: Path) -> set[str]:
+    try:
+        if (home / MANIFEST).stat().st_size > _MAX_MANIFEST_BYTES:
+            return set()
+        document = _json((home / MANIFEST).read_bytes())
+    except OSError:
+        return set()
+    processed = document.get("processed") if isinstance(document, dict) else None
+    return set(processed) if isinstance(processed, dict) else set()
+
+
+def unprocessed_transcripts(home: Path, transcripts_dir: Path) -> int:
+    """`.jsonl` files one level below the transcripts folder, not named `agent-*`, whose
+    session id (the name without `.jsonl`) is not a key of the manifest's `processed` map."""
+    processed = _processed_sessions(home)
+    count = 0
+    try:
+        projects = [p for p in os.scandir(transcripts_dir) if p.is_dir()]
+    except OSError:
+        return 0
+    for project in projects:
+        try:
+            with os.scandir(project.path) as found:
+                for item in found:
+                    name = item.name
+                    if (
+                        name.endswith(TRANSCRIPT_SUFFIX)
+                        and not name.startswith(AGENT_PREFIX)
+                        and item.is_file()
+                        and name[: -len(TRANSCRIPT_SUFFIX)] not in processed
+                    ):
+                        count += 1
+        except OSError:
+            continue
+    return count

@@ -28,6 +28,7 @@ class GraphFamily:
     tunables: Tunables = field(default_factory=Tunables)
     config_warnings: tuple[str, ...] = ()
     clock: WallClock = field(default_factory=WallClock)
+    transcripts_dir: Path | None = None  # None: none to count (graph_build_context)
     # graph_search and graph_reembed's vectors; None where no server runs them.
     embeddings: EmbeddingService | None = None
 
@@ -37,7 +38,14 @@ class GraphFamily:
     ) -> GraphFamily:
         home = settings.graph_home
         loaded = load_tunables(home)
-        return cls(home, loaded.tunables, loaded.warnings, settings.graph.wall_clock(), embeddings)
+        return cls(
+            home,
+            loaded.tunables,
+            loaded.warnings,
+            settings.graph.wall_clock(),
+            settings.graph.transcripts_dir,
+            embeddings,
+        )
 
     def now_ms(self) -> int:
         return self.clock()

@@ -133,6 +133,14 @@ GRAPH_CONTRADICTIONS = tool(
     obj(
         {
             "include_resolved": _boolean("Also list contradictions marked resolved", default=False),
+            "include_conflicts": _boolean(
+                "Also return `conflicts`: the one conflict view, side by side: replica writes "
+                "that lost last-writer-wins, edges superseded by a newer valid_at (with the "
+                "edge that superseded them) and these contradictions, each saying which side "
+                "is current and why (newest first, at most 50 of each kind; counts are "
+                "complete)",
+                default=False,
+            ),
             "as_of": GRAPH_AS_OF,
         }
     ),

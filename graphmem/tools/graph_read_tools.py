@@ -36,6 +36,7 @@ from graphmem.tools.graph_family import GraphFamily
 from projections.graph_family import (
     ListOptions,
     QueryOptions,
+    conflict_view,
     export_rows,
     graph_contradictions,
     graph_entities,
@@ -43,7 +44,7 @@ from projections.graph_family import (
     graph_stats,
 )
 
-__all__ = ["GRAPH_READ_TOOLS"]
+__all__ = ["GRAPH_READ_TOOLS", "answer", "family_of", "read_graph_models"]
 
 T = TypeVar("T")
 
@@ -81,6 +82,7 @@ class StatsArgs(GraphArgs, frozen=True):
 
 class ContradictionsArgs(GraphArgs, frozen=True):
     include_resolved: bool = False
+    include_conflicts: bool = False
     as_of: Any = None
 
 
@@ -240,12 +242,17 @@ async def contradictions_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutc
     args = parse_graph_args(tool, raw, ContradictionsArgs)
     _family(ctx, tool)
     include = args.include_resolved
-    value, point = await _read(
-        ctx,
-        tool,
-        args.as_of,
-        lambda m, _: graph_contradictions(m.graph, include_resolved=include),
-    )
+
+    def contradictions(models: GraphModels, _: int | None) -> dict[str, Any]:
+        value = graph_contradictions(models.graph, include_resolved=include)
+        if args.include_conflicts:
+            # [addition] the one conflict view: replica writes, superseded edges and these.
+            value["conflicts"] = conflict_view(
+                models.graph, models.conflicts, include_resolved=include
+            )
+        return value
+
+    value, point = await _read(ctx, tool, args.as_of, contradictions)
     return _answer(value, point)
 
 
@@ -300,6 +307,11 @@ async def export_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     }
     return ok(value, value)
 
+
+# What the family's other read tools (graph_insight_tools) share with these.
+family_of = _family
+read_graph_models = _read
+answer = _answer
 
 GRAPH_READ_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(s.GRAPH_QUERY, query_tool),

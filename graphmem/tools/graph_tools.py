@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from graphmem.tools.base import ToolSpec
+from graphmem.tools.graph_insight_tools import GRAPH_INSIGHT_TOOLS
 from graphmem.tools.graph_merge_tools import GRAPH_MERGE_TOOLS
 from graphmem.tools.graph_read_tools import GRAPH_READ_TOOLS
 from graphmem.tools.graph_search_tools import GRAPH_SEARCH_TOOLS
@@ -15,4 +16,5 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     *GRAPH_WRITE_TOOLS,
     *GRAPH_MERGE_TOOLS,
     *GRAPH_SEARCH_TOOLS,
+    *GRAPH_INSIGHT_TOOLS,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mcp import types
 
-from graphmem.tools.memory_schemas import LIMIT, READ, RELATION, tool
+from graphmem.tools.memory_schemas import AS_OF, AS_OF_OUTPUT, LIMIT, READ, RELATION, tool
 from graphmem.tools.schema import Schema, array, closed_copy, obj, root, string
 
 # Edits replace what was there: destructive, and repeating one is not a no-op in general (the
@@ -194,42 +194,70 @@ _WRITE = obj(
     ["node", "time", "hlc", "seq", "event"],
 )
 
+_CONFLICTS_OUTPUT = closed_copy(
+    obj(
+        {
+            "conflicts": array(
+                obj(
+                    {
+                        "element": {"enum": ["entity", "observation", "relation"]},
+                        "entityName": string(),
+                        "observation": string(),
+                        "relation": RELATION,
+                        "writes": array(_WRITE),
+                        "kept": _WRITE,
+                        "current": _WRITE,
+                        "why": string("Why the kept write is current: last-writer-wins"),
+                    },
+                    ["element", "writes", "kept"],
+                )
+            ),
+            "counts": obj({"replica_writes": COUNT, "superseded": COUNT, "contradictions": COUNT}),
+        },
+        ["conflicts"],
+    )
+)
+# The one conflict view's other sections (view: "all"): the graph family's item shapes, each
+# with `kind`, `current` and `why` (see projections.graph_family's conflict view).
+_VIEW_ITEM: Schema = {
+    "type": "object",
+    "properties": {"kind": {"enum": ["superseded", "contradiction"]}, "why": string()},
+    "required": ["kind", "current", "why"],
+}
+_CONFLICTS_OUTPUT["properties"] |= {
+    "superseded": array(_VIEW_ITEM),
+    "contradictions": array(_VIEW_ITEM),
+    "asOf": AS_OF_OUTPUT,
+}
+
 READ_CONFLICTS = tool(
     "read_conflicts",
     "Read Conflicts",
     "Call this when a write may have been superseded by another machine, or before trusting an "
     "edit: it lists the elements (entities, observations, relations) more than one node has "
     "written, with each node's latest write and time, and which write the graph kept "
-    "(last-writer-wins), most recent first, so the resolution is visible instead of silent.",
+    "(last-writer-wins), most recent first, so the resolution is visible instead of silent. "
+    'With view "all", the answer is the one conflict view: beside those, the edges superseded '
+    "by a newer valid_at (with the edge that superseded them) and the CONTRADICTS edges, each "
+    "item saying which side is current and why.",
     obj(
         {
             "entityName": string(
                 "Only conflicts about this entity, its observations or its relations"
             ),
             "limit": {**LIMIT, "description": "The most conflicts to return; omit for all"},
+            "view": {
+                "type": "string",
+                "enum": ["replicas", "all"],
+                "default": "replicas",
+                "description": "replicas: the list of replica conflicts (the answer's text is "
+                "that list); all: an object with conflicts, superseded, contradictions and "
+                "counts (each list newest first, at most limit long, default 50; counts are "
+                "complete)",
+            },
+            "as_of": AS_OF,
         }
     ),
-    root(
-        closed_copy(
-            obj(
-                {
-                    "conflicts": array(
-                        obj(
-                            {
-                                "element": {"enum": ["entity", "observation", "relation"]},
-                                "entityName": string(),
-                                "observation": string(),
-                                "relation": RELATION,
-                                "writes": array(_WRITE),
-                                "kept": _WRITE,
-                            },
-                            ["element", "writes", "kept"],
-                        )
-                    )
-                },
-                ["conflicts"],
-            )
-        )
-    ),
+    root(_CONFLICTS_OUTPUT),
     READ,
 )

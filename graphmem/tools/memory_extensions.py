@@ -7,8 +7,7 @@ nothing is written. Answers follow the nine's style: structuredContent plus its 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -18,9 +17,9 @@ from actors.commands import (
     UpdateObservations,
     UpdateRelations,
 )
-from actors.read_models import ReadModels
-from eventstore.hlc import ms_of
+from actors.time_travel import GraphModels
 from graphmem.tools import memory_extension_schemas as s
+from graphmem.tools.as_of import read_models
 from graphmem.tools.base import (
     ToolContext,
     ToolOutcome,
@@ -30,7 +29,7 @@ from graphmem.tools.base import (
     parse_args,
 )
 from graphmem.tools.input_checks import command_from
-from projections.conflicts import Conflict, ConflictWrite
+from projections.graph_family import VIEW_LIMIT, conflict_view, replica_write
 
 __all__ = ["MEMORY_EXTENSION_TOOLS"]
 
@@ -40,6 +39,8 @@ __all__ = ["MEMORY_EXTENSION_TOOLS"]
 class ReadConflictsArgs(msgspec.Struct):
     entityName: str | None = None
     limit: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    view: Literal["replicas", "all"] = "replicas"
+    as_of: Any = None
 
 
 # --- helpers ----------------------------------------------------------------------------------
@@ -77,45 +78,38 @@ async def merge_entities(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     return _results(result.results)
 
 
-def _time(hlc: int) -> str:
-    moment = datetime.fromtimestamp(ms_of(hlc) / 1000, tz=UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _write(w: ConflictWrite) -> dict[str, Any]:
-    return {
-        "node": w.origin,
-        "time": _time(w.hlc),
-        "hlc": w.hlc,
-        "seq": w.origin_seq,
-        "event": w.event,
-    }
-
-
-def _conflict(c: Conflict) -> dict[str, Any]:
-    value: dict[str, Any] = {"element": c.kind}
-    if c.kind == "relation":
-        value["relation"] = {"from": c.key[0], "to": c.key[1], "relationType": c.key[2]}
-    else:
-        value["entityName"] = c.key[0]
-        if c.kind == "observation":
-            value["observation"] = c.key[1]
-    value["writes"] = [_write(w) for w in c.writes]
-    value["kept"] = _write(c.kept)
-    return value
-
-
 async def read_conflicts(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "read_conflicts"
     args = parse_args(tool, raw, ReadConflictsArgs)
     check_names(tool, ctx.limits, [("entityName", args.entityName)])
     entity, limit = args.entityName, args.limit
 
-    def conflicts(models: ReadModels) -> list[dict[str, Any]]:
-        return [_conflict(c) for c in models.conflicts.conflicts(entity, limit)]
+    def conflicts(models: GraphModels) -> Any:
+        if args.view == "replicas":
+            return [replica_write(c) for c in models.conflicts.conflicts(entity, limit)]
+        # The one conflict view: replica writes beside superseded edges and contradictions.
+        view = conflict_view(
+            models.graph,
+            models.conflicts,
+            entity=entity,
+            limit=VIEW_LIMIT if limit is None else limit,
+            include_resolved=True,
+        )
+        return {
+            "conflicts": view["replica_writes"],
+            "superseded": view["superseded"],
+            "contradictions": view["contradictions"],
+            "counts": view["counts"],
+        }
 
-    value = await ctx.graph.query_models(conflicts)
-    return ok(value, {"conflicts": value})
+    value, point = await read_models(ctx, tool, args.as_of, conflicts)
+    if isinstance(value, list):
+        structured: dict[str, Any] = {"conflicts": value}
+    else:
+        structured = value
+    if point is not None:
+        structured["asOf"] = point.value()
+    return ok(value, structured)
 
 
 MEMORY_EXTENSION_TOOLS: tuple[ToolSpec, ...] = (

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 from sortedcontainers import SortedList
 
@@ -36,6 +36,7 @@ from eventstore.events import (
     RelationUpdated,
     Stamp,
 )
+from eventstore.hlc import ms_of
 from projections.graph import GraphProjection
 from projections.graph_decay import EXEMPT_SUBTYPE, newest_run
 from projections.graph_family._directories import DirectoryIndex
@@ -43,15 +44,27 @@ from projections.graph_family._tokens import TokenIndex, entity_tokens
 from projections.graph_family._values import Reading, decayed_confidence, decayed_weight
 from projections.naming import fold_name, slug
 
-__all__ = ["CONTRADICTS", "EntityEntry", "FamilyIndex", "family_index", "is_contradiction"]
+__all__ = [
+    "CONTRADICTS",
+    "EntityEntry",
+    "FamilyIndex",
+    "IndexListener",
+    "family_index",
+    "is_contradiction",
+]
 
 RelationKey = tuple[str, str, str]
+T = TypeVar("T")
+L = TypeVar("L", bound="IndexListener")
 CONTRADICTS = "CONTRADICTS"
 # What re-deriving an entity found changed (see FamilyIndex._set_entity).
 _LIFE = 2
 _RULE = 1
 PROJECT_TYPE = "project"
 _MICRO = 1_000_000
+# graph_build_context's top hubs (contract §8.21): at least 3 current edges above 0.3.
+HUB_DEGREE = 3
+HUB_MIN_WEIGHT = 0.3
 _ENTITY_EVENTS = (EntityCreated, EntityUpdated, EntityDeleted)
 _OBSERVATION_EVENTS = (ObservationAdded, ObservationDeleted)
 _RELATION_EVENTS = (RelationCreated, RelationUpdated, RelationDeleted)
@@ -69,6 +82,13 @@ def family_index(graph: GraphProjection) -> FamilyIndex:
     return index
 
 
+class IndexListener(Protocol):
+    """A derived index over the FamilyIndex (FamilyIndex.listener)."""
+
+    def touched(self, names: set[str], *, everything: bool) -> None:
+        """`names` changed (entry, liveness or relations); `everything`: a new decay run."""
+
+
 @dataclass(frozen=True, slots=True)
 class EntityEntry:
     """What the index keeps of an alive entity."""
@@ -83,6 +103,7 @@ class EntityEntry:
     rule: bool
     directory: str | None  # a Project's `directory` property
     created: Stamp  # its latest creation: a newer one hides the relations made before it
+    session: str | None = None  # its `source_session` property (graph_validate's scope)
 
     def decayed_by(self, run: DecayApplied | None) -> EntityEntry:
         return replace(
@@ -105,6 +126,8 @@ class RelationEntry:
     weight_micro: int  # `shown` in millionths: sums stay exact
     current: bool  # not superseded (invalid_at unset)
     unresolved: bool | None  # a CONTRADICTS edge: whether it is unresolved; else None
+    ingested_at: int = 0
+    session: str | None = None  # its source_session (graph_validate's scope)
 
     def decayed_by(self, run: DecayApplied | None) -> RelationEntry:
         weight = decayed_weight(self.weight, self.last_confirmed, run, exempt=self.exempt)
@@ -124,6 +147,11 @@ class FamilyIndex:
         self._dirty_relations: set[RelationKey] = set()
         self._decay_dirty = False
         self._relations: dict[RelationKey, RelationEntry] | None = None
+        # Bumped whenever a read re-derives something: answers derived from the whole index
+        # (graph_validate, graph_communities, build context's rankings) are kept until it moves.
+        self.generation = 0
+        self._derived: dict[Any, tuple[int, Any]] = {}
+        self._listeners: dict[str, IndexListener] = {}
         self._build_entities()
 
     # --- told by the fold ---------------------------------------------------------------
@@ -165,6 +193,10 @@ class FamilyIndex:
             (-e.last_seen, e.name) for e in entries
         )
         self._by_name: SortedList[str] = SortedList(e.name for e in entries)
+        # graph_build_context's recent additions: (first_seen, name), oldest first.
+        self._by_first_seen: SortedList[tuple[int, str]] = SortedList(
+            (ms_of(e.created[0]), e.name) for e in entries
+        )
 
     def _order_by_confidence(self, entries: list[EntityEntry]) -> None:
         self._by_confidence: SortedList[tuple[float, str]] = SortedList(
@@ -194,7 +226,40 @@ class FamilyIndex:
             if relation is not None:
                 self._relations[key] = relation
                 self._count_relation(relation, 1)
+        self._ingested: SortedList[tuple[int, RelationKey]] = SortedList(
+            (entry.ingested_at, key) for key, entry in self._relations.items()
+        )
+        self._count_hubs()
         return self._relations
+
+    def _count_hubs(self) -> None:
+        """Hub degrees (current edges shown above HUB_MIN_WEIGHT) from scratch, in bulk."""
+        assert self._relations is not None
+        self._hub_degree: Counter[str] = Counter()
+        for entry in self._relations.values():
+            for name in _hub_ends(entry):
+                self._hub_degree[name] += 1
+        self._hubs: SortedList[tuple[int, str]] = SortedList(
+            (-degree, name) for name, degree in self._hub_degree.items() if degree >= HUB_DEGREE
+        )
+
+    def _track_relation(self, entry: RelationEntry, sign: int) -> None:
+        """The sorted structures a relation is in (kept one by one after the bulk build)."""
+        if sign > 0:
+            self._ingested.add((entry.ingested_at, entry.key))
+        else:
+            self._ingested.discard((entry.ingested_at, entry.key))
+        for name in _hub_ends(entry):
+            old = self._hub_degree[name]
+            new = old + sign
+            if old >= HUB_DEGREE:
+                self._hubs.discard((-old, name))
+            if new >= HUB_DEGREE:
+                self._hubs.add((-new, name))
+            if new:
+                self._hub_degree[name] = new
+            else:
+                del self._hub_degree[name]
 
     def refresh(self) -> None:
         """Re-derive what the events folded since the last read touched."""
@@ -202,9 +267,13 @@ class FamilyIndex:
             self._decay_dirty = False
             run = newest_run(self._graph.decay_runs())
             if run is not self.run:
+                self.generation += 1
                 self._decay(run)
+                for listener in self._listeners.values():
+                    listener.touched(set(), everything=True)
         if not self._dirty_entities and not self._dirty_relations:
             return
+        self.generation += 1
         reading = Reading(self._graph)
         names, self._dirty_entities = self._dirty_entities, set()
         keys, self._dirty_relations = self._dirty_relations, set()
@@ -214,18 +283,28 @@ class FamilyIndex:
                 # Alive, created anew or rule-ness changed: its relations' visibility or
                 # decay did too.
                 keys.update(self._graph.incident_keys(name, hidden=True))
-            if self.contradiction_answers and (
-                name in self._contradiction_ends
-                # A name coming or going can change the id of one sharing its slug.
-                or (change is _LIFE and slug(name) in self._contradiction_slugs)
-            ):
-                self.forget_contradictions()
+            if self._contradiction_items:
+                self._forget_contradictions_of(name, life=change is _LIFE)
         if self._relations is not None:
             rules = {name for name in _ends(keys) if (e := self._entities.get(name)) and e.rule}
             for key in keys:
                 self._set_relation(key, rules)
-            if self.contradiction_answers and any(is_contradiction(k[2]) for k in keys):
-                self.forget_contradictions()
+            if self._contradiction_items or self.contradiction_answers:
+                for key in keys:
+                    if is_contradiction(key[2]):
+                        self._forget_contradiction(key)
+        if self._listeners:
+            touched = names | _ends(keys)
+            for listener in self._listeners.values():
+                listener.touched(touched, everything=False)
+
+    def listener(self, key: str, build: Callable[[], L]) -> L:
+        """The index's listener under `key`, built on first use: an index of its own that is
+        told, at each refresh, the entities whose entry or relations changed."""
+        found = self._listeners.get(key)
+        if found is None:
+            found = self._listeners[key] = build()
+        return cast(L, found)
 
     def _decay(self, run: DecayApplied | None) -> None:
         """Every decayed figure again, for a new newest run (what else is kept, stays)."""
@@ -239,6 +318,7 @@ class FamilyIndex:
             relations = [entry.decayed_by(run) for entry in self._relations.values()]
             self._relations = {entry.key: entry for entry in relations}
             self._weight_micro = sum(entry.weight_micro for entry in relations)
+            self._count_hubs()  # shown weights moved across the hub threshold
 
     def _set_entity(self, reading: Reading, name: str) -> int:
         """Re-derive an entity's entry: _LIFE if it came, went or was created anew, _RULE if
@@ -263,6 +343,7 @@ class FamilyIndex:
         self._type_confidences.setdefault(entry.entity_type, SortedList()).add(-entry.confidence)
         self._by_last_seen.add((-entry.last_seen, entry.name))
         self._by_name.add(entry.name)
+        self._by_first_seen.add((ms_of(entry.created[0]), entry.name))
 
     def _forget_entity(self, entry: EntityEntry) -> None:
         self._count_entity(entry, -1)
@@ -274,6 +355,7 @@ class FamilyIndex:
             del self._type_confidences[entry.entity_type]
         self._by_last_seen.remove((-entry.last_seen, entry.name))
         self._by_name.remove(entry.name)
+        self._by_first_seen.remove((ms_of(entry.created[0]), entry.name))
 
     def _count_entity(self, entry: EntityEntry, sign: int) -> None:
         self.entities_by_type[entry.entity_type] += sign
@@ -303,10 +385,12 @@ class FamilyIndex:
         old = relations.pop(key, None)
         if old is not None:
             self._count_relation(old, -1)
+            self._track_relation(old, -1)
         new = _relation_entry(self._graph, key, self.run, rules)
         if new is not None:
             relations[key] = new
             self._count_relation(new, 1)
+            self._track_relation(new, 1)
 
     def _count_relation(self, entry: RelationEntry, sign: int) -> None:
         from_entity, to_entity, relation_type = entry.key
@@ -330,6 +414,17 @@ class FamilyIndex:
             if entry.unresolved:
                 self._unresolved += sign
 
+    def derived(self, key: Any, compute: Callable[[], T]) -> T:
+        """`compute()`, kept under `key` until the index next changes (its generation)."""
+        kept = self._derived.get(key)
+        if kept is not None and kept[0] == self.generation:
+            return cast(T, kept[1])
+        if len(self._derived) > 64:
+            self._derived.clear()  # arguments vary: keep a bounded few
+        value = compute()
+        self._derived[key] = (self.generation, value)
+        return value
+
     # --- reads: entities ----------------------------------------------------------------
 
     @property
@@ -338,6 +433,10 @@ class FamilyIndex:
 
     def entry(self, name: str) -> EntityEntry | None:
         return self._entities.get(name)
+
+    def entries(self) -> Iterable[EntityEntry]:
+        """Every alive entity's entry (read only)."""
+        return self._entities.values()
 
     def stale(self, threshold: float, seen_before: int) -> int:
         """Entities whose confidence is below `threshold` and last_seen before `seen_before`."""
@@ -409,18 +508,44 @@ class FamilyIndex:
         return self._relation_half()
 
     def forget_contradictions(self) -> None:
+        """Drop every kept contradiction item and answer."""
         self.contradiction_answers: dict[bool, dict[str, Any]] = {}
-        self._contradiction_ends: set[str] = set()
-        self._contradiction_slugs: set[str] = set()
+        # graph_contradictions' items, by edge key, each kept until the edge, one of its ends,
+        # or an entity sharing an end's slug (whose coming or going changes ids) changes: a
+        # new contradiction among a thousand rebuilds one item, not a thousand.
+        self._contradiction_items: dict[RelationKey, Any] = {}
+        self._contradiction_keys_by_end: dict[str, set[RelationKey]] = {}
+        self._contradiction_keys_by_slug: dict[str, set[RelationKey]] = {}
 
-    def remember_contradictions(
-        self, include_resolved: bool, answer: dict[str, Any], ends: set[str]
-    ) -> None:
-        """Keep graph_contradictions' answer until a contradiction, one of its ends, or an
-        entity sharing an end's slug (whose coming or going changes ids) changes."""
+    def contradiction_item(self, key: RelationKey) -> Any:
+        """The item kept for a contradiction edge (None: not kept)."""
+        return self._contradiction_items.get(key)
+
+    def remember_contradiction_item(self, key: RelationKey, item: Any) -> None:
+        self._contradiction_items[key] = item
+        for end in key[:2]:
+            self._contradiction_keys_by_end.setdefault(end, set()).add(key)
+            self._contradiction_keys_by_slug.setdefault(slug(end), set()).add(key)
+
+    def remember_contradictions(self, include_resolved: bool, answer: dict[str, Any]) -> None:
+        """Keep graph_contradictions' answer until any kept item is dropped."""
         self.contradiction_answers[include_resolved] = answer
-        self._contradiction_ends |= ends
-        self._contradiction_slugs |= {slug(name) for name in ends}
+
+    def _forget_contradiction(self, key: RelationKey) -> None:
+        self.contradiction_answers.clear()
+        if self._contradiction_items.pop(key, None) is not None:
+            for end in key[:2]:
+                self._contradiction_keys_by_end.get(end, set()).discard(key)
+                self._contradiction_keys_by_slug.get(slug(end), set()).discard(key)
+
+    def _forget_contradictions_of(self, name: str, *, life: bool) -> None:
+        """Drop the items naming `name`; when it came or went, those of every entity sharing
+        its slug too (their ids may change)."""
+        keys = set(self._contradiction_keys_by_end.get(name, ()))
+        if life:
+            keys |= self._contradiction_keys_by_slug.get(slug(name), set())
+        for key in keys:
+            self._forget_contradiction(key)
 
     @property
     def relation_count(self) -> int:
@@ -431,6 +556,32 @@ class FamilyIndex:
         if not relations:
             return 0.0
         return self._weight_micro / _MICRO / len(relations)
+
+    def first_seen_between(self, since: int, until: int) -> tuple[int, Iterator[tuple[int, str]]]:
+        """How many alive entities were first seen in [since, until], and their
+        (first_seen, name), newest first (ties: name descending)."""
+        found = self._by_first_seen
+        low = found.bisect_left((since, ""))
+        high = found.bisect_left((until + 1, ""))
+        return high - low, found.islice(low, high, reverse=True)
+
+    def ingested_between(self, since: int, until: int) -> int:
+        """How many visible relations were ingested in [since, until]."""
+        self._relation_half()
+        ingested = self._ingested
+        low = ("", "", "")  # at or below any key
+        return ingested.bisect_left((until + 1, low)) - ingested.bisect_left((since, low))
+
+    def hubs(self) -> Iterator[tuple[int, str]]:
+        """(degree, name) of the entities with at least HUB_DEGREE current edges shown above
+        HUB_MIN_WEIGHT (graph_build_context's hubs), by degree descending, then name."""
+        self._relation_half()
+        return ((-negated, name) for negated, name in self._hubs)
+
+    def has_edges(self, name: str) -> bool:
+        """Whether the alive entity has a visible relation."""
+        self._relation_half()
+        return name in self._degree
 
     def orphans(self) -> int:
         """Alive entities without a visible relation (a visible one has both ends alive)."""
@@ -448,6 +599,14 @@ class FamilyIndex:
     def contradiction_keys(self) -> list[RelationKey]:
         self._relation_half()
         return list(self._contradictions)
+
+
+def _hub_ends(entry: RelationEntry) -> tuple[str, ...]:
+    """The ends whose hub degree the relation counts in (a self-loop counts once)."""
+    if not entry.current or entry.shown <= HUB_MIN_WEIGHT:
+        return ()
+    source, target, _ = entry.key
+    return (source,) if source == target else (source, target)
 
 
 def _ends(keys: set[RelationKey]) -> set[str]:
@@ -471,6 +630,7 @@ def _entity_entry(reading: Reading, name: str) -> EntityEntry:
         rule,
         directory if isinstance(directory, str) and directory else None,
         reading.graph.creation_key(name) or (0, "", 0),
+        session if isinstance(session := attrs.properties.get("source_session"), str) else None,
     )
 
 
@@ -495,4 +655,6 @@ def _relation_entry(
         round(weight * _MICRO),
         view.invalid_at is None,
         unresolved,
+        details.ingested_at,
+        view.source_session,
     )
