@@ -478,3 +478,34 @@ OPERATIONS = (*OPERATIONS, *RESOLVE_OPERATIONS)
 # The merge rows change the graph for good: they run after every other row.
 OPERATIONS = (*OPERATIONS, *MERGE_OPERATIONS)
 GRAPH_TOOLS = tuple(dict.fromkeys(op.tool for op in OPERATIONS))
+
+
+# --- graph_search / graph_reembed (issue 16): the server's default embedder (hash) ----------
+# The semantic embedder's figures, the first start's embedding and 1M entities are
+# bench.graph_search's.
+
+
+def _search(a: CallArgs, typed: bool = False) -> Args:
+    name = a.name()
+    if typed:
+        return {"query": name, "entity_types": [a.type_of[name]]}
+    cut = a.rng.randrange(len(name))  # one letter dropped: a mistyped name
+    return {"query": name[:cut] + name[cut + 1 :], "min_similarity": 0.3}
+
+
+SEARCH_OPERATIONS: tuple[Operation, ...] = (
+    Operation("graph_search (a mistyped name)", "graph_search", 20, 200, _search),
+    Operation(
+        "graph_search (entity_types)", "graph_search", 20, 200, lambda a: _search(a, typed=True)
+    ),
+    Operation(
+        "graph_reembed (nothing stale)",
+        "graph_reembed",
+        None,
+        5,
+        lambda a: {},
+        note="reads every entity's embed text and checks its vector",
+    ),
+)
+OPERATIONS = (*OPERATIONS, *SEARCH_OPERATIONS)
+GRAPH_TOOLS = tuple(dict.fromkeys(op.tool for op in OPERATIONS))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 
 from graphmem.embedding.embedders import Embedder, EmbedderUnavailableError, HashEmbedder
 from graphmem.embedding.semantic import load_semantic
@@ -17,7 +17,7 @@ def embedder_problem(name: str) -> str | None:
     that start-up refuses with exit code 2), or None."""
     if name != "semantic":
         return None
-    missing = [m for m in SEMANTIC_MODULES if importlib.util.find_spec(m) is None]
+    missing = [m for m in SEMANTIC_MODULES if not _importable(m)]
     if not missing:
         return None
     return (
@@ -33,3 +33,11 @@ def load_embedder(name: str) -> Embedder:
     if name == "semantic":
         return load_semantic()
     raise EmbedderUnavailableError(f"no embedder is called {name!r}; use hash or semantic")
+
+
+def _importable(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True

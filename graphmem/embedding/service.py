@@ -195,12 +195,14 @@ class EmbeddingService:
                     self._cond.notify_all()
 
     def _pass(self, names: Sequence[str] | None) -> None:
-        with self._work:
-            alive, gone = self._read_texts(names)
-            self.vectors.remove_many(gone)
-            with self._cond:
-                self._working = len(alive)
-            self._update(alive, force=False, counting=True)
+        # The lock is taken per batch (in _update), not for the pass: the start-up pass over
+        # 100,000 entities takes minutes with the semantic model, and graph_reembed must not
+        # wait for all of it.
+        alive, gone = self._read_texts(names)
+        self.vectors.remove_many(gone)
+        with self._cond:
+            self._working = len(alive)
+        self._update(alive, force=False, counting=True)
 
     def _read_texts(self, names: Sequence[str] | None) -> tuple[list[EntityText], list[str]]:
         return self._read_any(lambda graph: entity_texts(graph, names))
@@ -233,20 +235,35 @@ class EmbeddingService:
         embedded = errors = 0
         for start in range(0, len(todo), EMBED_BATCH):
             chunk = todo[start : start + EMBED_BATCH]
-            made, failed = self._embed([alive[i][2] for i in chunk])
-            stored = [
-                (alive[i][0], alive[i][1], keys[i], made[j])
-                for j, i in enumerate(chunk)
-                if j not in failed
-            ]
-            self.cache.put_many((key, vector) for _, _, key, vector in stored)
-            vectors.set_many(stored)
-            embedded += len(stored)
-            errors += len(failed)
-            if failed:
-                log.warning("entities_not_embedded", count=len(failed))
+            if counting:  # the worker: one batch at a time under the lock (see _pass)
+                with self._work:
+                    # graph_reembed may have embedded some of them meanwhile.
+                    fresh = [i for i in chunk if vectors.text_key(alive[i][0]) != keys[i]]
+                    done, failed = self._embed_batch(alive, keys, fresh)
+            else:  # graph_reembed, which holds the lock for its whole run
+                done, failed = self._embed_batch(alive, keys, chunk)
+            embedded += done
+            errors += failed
             self._done(len(chunk), counting)
         return Reembedded(embedded, skipped, errors)
+
+    def _embed_batch(
+        self, alive: list[EntityText], keys: list[bytes], chunk: list[int]
+    ) -> tuple[int, int]:
+        """Embed, cache and index `chunk`; how many were embedded and how many failed."""
+        if not chunk:
+            return 0, 0
+        made, failed = self._embed([alive[i][2] for i in chunk])
+        stored = [
+            (alive[i][0], alive[i][1], keys[i], made[j])
+            for j, i in enumerate(chunk)
+            if j not in failed
+        ]
+        self.cache.put_many((key, vector) for _, _, key, vector in stored)
+        self.vectors.set_many(stored)
+        if failed:
+            log.warning("entities_not_embedded", count=len(failed))
+        return len(stored), len(failed)
 
     def _done(self, count: int, counting: bool) -> None:
         if counting and count:

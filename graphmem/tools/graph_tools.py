@@ -6,6 +6,7 @@ from graphmem.tools.base import ToolSpec
 from graphmem.tools.graph_insight_tools import GRAPH_INSIGHT_TOOLS
 from graphmem.tools.graph_merge_tools import GRAPH_MERGE_TOOLS
 from graphmem.tools.graph_read_tools import GRAPH_READ_TOOLS
+from graphmem.tools.graph_search_tools import GRAPH_SEARCH_TOOLS
 from graphmem.tools.graph_suggest_tools import GRAPH_SUGGEST_TOOLS
 from graphmem.tools.graph_write_tools import GRAPH_WRITE_TOOLS
 
@@ -15,6 +16,7 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     *GRAPH_READ_TOOLS,
     *GRAPH_WRITE_TOOLS,
     *GRAPH_MERGE_TOOLS,
+    *GRAPH_SEARCH_TOOLS,
     *GRAPH_INSIGHT_TOOLS,
     *GRAPH_SUGGEST_TOOLS,
 )

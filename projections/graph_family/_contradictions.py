@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections.graph import GraphProjection
+from projections.graph import GraphProjection, RelationKey
 from projections.graph_family._index import FamilyIndex, family_index
 from projections.graph_family._values import EdgeFacts, Reading
 from projections.graph_time import TimeFormatError, format_ms, parse_time
@@ -20,45 +20,59 @@ __all__ = ["graph_contradictions"]
 
 
 def graph_contradictions(graph: GraphProjection, *, include_resolved: bool) -> dict[str, Any]:
-    """The answer object; kept by the index until a contradiction or one of its ends changes
-    (a call then costs nothing however many there are)."""
+    """The answer object. The index keeps it until a contradiction or one of its ends changes,
+    and keeps each edge's item until that edge or one of its ends changes, so after a write
+    only the items it touched are rebuilt (then all are sorted again)."""
     index = family_index(graph)
     kept = index.contradiction_answers.get(include_resolved)
     if kept is None:
-        kept, ends = _contradictions(graph, index, include_resolved=include_resolved)
-        index.remember_contradictions(include_resolved, kept, ends)
+        kept = _contradictions(graph, index, include_resolved=include_resolved)
+        index.remember_contradictions(include_resolved, kept)
     return dict(kept)  # the caller may add keys; the list is never changed
+
+
+# An item as kept: (sort key, resolved, the output object).
+_Item = tuple[tuple[int, str, str], bool, dict[str, Any]]
 
 
 def _contradictions(
     graph: GraphProjection, index: FamilyIndex, *, include_resolved: bool
-) -> tuple[dict[str, Any], set[str]]:
-    reading = Reading(graph)
-    found: list[tuple[int, str, str, dict[str, Any]]] = []
-    ends: set[str] = set()
+) -> dict[str, Any]:
+    reading: Reading | None = None
+    found: list[_Item] = []
     for key in index.contradiction_keys():
-        ends.update(key[:2])
-        facts = reading.edge(key)
-        if facts is None:
+        item: _Item | None = index.contradiction_item(key)
+        if item is None:
+            if reading is None:
+                reading = Reading(graph)
+            item = _item(reading, key)
+            if item is None:
+                continue
+            index.remember_contradiction_item(key, item)
+        if item[1] and not include_resolved:
             continue
-        resolved = facts.view.properties.get("resolved") is True
-        if resolved and not include_resolved:
-            continue
-        detected = _detected_ms(facts)
-        node_a = _node(reading, key[0])
-        node_b = _node(reading, key[1])
-        description = facts.view.properties.get("description")
-        item = {
-            "node_a": node_a,
-            "node_b": node_b,
-            "description": description,
-            "detected_date": format_ms(detected),
-            "resolved": resolved,
-        }
-        found.append((-detected, node_a["id"], node_b["id"], item))
-    found.sort(key=lambda entry: entry[:3])
-    contradictions = [entry[3] for entry in found]
-    return {"contradictions": contradictions, "count": len(contradictions)}, ends
+        found.append(item)
+    found.sort(key=lambda entry: entry[0])
+    contradictions = [entry[2] for entry in found]
+    return {"contradictions": contradictions, "count": len(contradictions)}
+
+
+def _item(reading: Reading, key: RelationKey) -> _Item | None:
+    facts = reading.edge(key)
+    if facts is None:
+        return None
+    resolved = facts.view.properties.get("resolved") is True
+    detected = _detected_ms(facts)
+    node_a = _node(reading, key[0])
+    node_b = _node(reading, key[1])
+    output = {
+        "node_a": node_a,
+        "node_b": node_b,
+        "description": facts.view.properties.get("description"),
+        "detected_date": format_ms(detected),
+        "resolved": resolved,
+    }
+    return (-detected, node_a["id"], node_b["id"]), resolved, output
 
 
 def _detected_ms(facts: EdgeFacts) -> int:

@@ -283,18 +283,16 @@ class FamilyIndex:
                 # Alive, created anew or rule-ness changed: its relations' visibility or
                 # decay did too.
                 keys.update(self._graph.incident_keys(name, hidden=True))
-            if self.contradiction_answers and (
-                name in self._contradiction_ends
-                # A name coming or going can change the id of one sharing its slug.
-                or (change is _LIFE and slug(name) in self._contradiction_slugs)
-            ):
-                self.forget_contradictions()
+            if self._contradiction_items:
+                self._forget_contradictions_of(name, life=change is _LIFE)
         if self._relations is not None:
             rules = {name for name in _ends(keys) if (e := self._entities.get(name)) and e.rule}
             for key in keys:
                 self._set_relation(key, rules)
-            if self.contradiction_answers and any(is_contradiction(k[2]) for k in keys):
-                self.forget_contradictions()
+            if self._contradiction_items or self.contradiction_answers:
+                for key in keys:
+                    if is_contradiction(key[2]):
+                        self._forget_contradiction(key)
         if self._listeners:
             touched = names | _ends(keys)
             for listener in self._listeners.values():
@@ -517,18 +515,44 @@ class FamilyIndex:
         return self._relation_half()
 
     def forget_contradictions(self) -> None:
+        """Drop every kept contradiction item and answer."""
         self.contradiction_answers: dict[bool, dict[str, Any]] = {}
-        self._contradiction_ends: set[str] = set()
-        self._contradiction_slugs: set[str] = set()
+        # graph_contradictions' items, by edge key, each kept until the edge, one of its ends,
+        # or an entity sharing an end's slug (whose coming or going changes ids) changes: a
+        # new contradiction among a thousand rebuilds one item, not a thousand.
+        self._contradiction_items: dict[RelationKey, Any] = {}
+        self._contradiction_keys_by_end: dict[str, set[RelationKey]] = {}
+        self._contradiction_keys_by_slug: dict[str, set[RelationKey]] = {}
 
-    def remember_contradictions(
-        self, include_resolved: bool, answer: dict[str, Any], ends: set[str]
-    ) -> None:
-        """Keep graph_contradictions' answer until a contradiction, one of its ends, or an
-        entity sharing an end's slug (whose coming or going changes ids) changes."""
+    def contradiction_item(self, key: RelationKey) -> Any:
+        """The item kept for a contradiction edge (None: not kept)."""
+        return self._contradiction_items.get(key)
+
+    def remember_contradiction_item(self, key: RelationKey, item: Any) -> None:
+        self._contradiction_items[key] = item
+        for end in key[:2]:
+            self._contradiction_keys_by_end.setdefault(end, set()).add(key)
+            self._contradiction_keys_by_slug.setdefault(slug(end), set()).add(key)
+
+    def remember_contradictions(self, include_resolved: bool, answer: dict[str, Any]) -> None:
+        """Keep graph_contradictions' answer until any kept item is dropped."""
         self.contradiction_answers[include_resolved] = answer
-        self._contradiction_ends |= ends
-        self._contradiction_slugs |= {slug(name) for name in ends}
+
+    def _forget_contradiction(self, key: RelationKey) -> None:
+        self.contradiction_answers.clear()
+        if self._contradiction_items.pop(key, None) is not None:
+            for end in key[:2]:
+                self._contradiction_keys_by_end.get(end, set()).discard(key)
+                self._contradiction_keys_by_slug.get(slug(end), set()).discard(key)
+
+    def _forget_contradictions_of(self, name: str, *, life: bool) -> None:
+        """Drop the items naming `name`; when it came or went, those of every entity sharing
+        its slug too (their ids may change)."""
+        keys = set(self._contradiction_keys_by_end.get(name, ()))
+        if life:
+            keys |= self._contradiction_keys_by_slug.get(slug(name), set())
+        for key in keys:
+            self._forget_contradiction(key)
 
     def degree(self, name: str) -> int:
         """How many visible relations touch `name` (current or superseded, either way)."""

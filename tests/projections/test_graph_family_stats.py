@@ -293,6 +293,7 @@ def reads(graph: GraphProjection, now: int) -> list[Any]:
         graph_entities(graph, ListOptions(search="b", min_confidence=0.3, limit=200)),
         graph_entities(graph, ListOptions(entity_type="person", sort_by="last_seen")),
         graph_contradictions(graph, include_resolved=True),
+        graph_contradictions(graph, include_resolved=False),
     ]
 
 
