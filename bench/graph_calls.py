@@ -29,6 +29,8 @@ class Operation:
     # The arguments of that graph_relate (default: a new edge between existing entities).
     write: Callable[[CallArgs], Args] | None = None
     note: str = ""
+    # Wait (bounded) until the embedding worker has caught up before the first call.
+    settle: bool = False
 
 
 class CallArgs:
@@ -407,6 +409,72 @@ INSIGHT_OPERATIONS: tuple[Operation, ...] = (
     ),
 )
 OPERATIONS = (*OPERATIONS, *INSIGHT_OPERATIONS)
+
+
+# --- issue 16 items 4, 5 and 8: fuzzy resolution, merge suggestions ---------------------------
+def _misspelt(a: CallArgs) -> str:
+    """A random name with two neighbour letters of one of its longer words swapped."""
+    for _ in range(100):
+        words = a.name().split()
+        long = [i for i, w in enumerate(words) if len(w) >= 6 and w.isalpha()]
+        if long:
+            i = a.rng.choice(long)
+            w, j = words[i], len(words[i]) // 2
+            words[i] = w[: j - 1] + w[j] + w[j - 1] + w[j + 1 :]
+            return " ".join(words)
+    return a.name()
+
+
+def _suggest(a: CallArgs, **scope: Any) -> Args:
+    return {**scope, "log_to_audit": False}
+
+
+RESOLVE_OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "graph_entities misspelt search",
+        "graph_entities",
+        5,
+        200,
+        lambda a: {"search": _misspelt(a)},
+        note="a random name with two letters swapped: keyword search finds nothing, fuzzy does",
+    ),
+    Operation(
+        "graph_query misspelt entry",
+        "graph_query",
+        5,
+        200,
+        lambda a: {"entities": [_misspelt(a)], "max_hops": 0, "context_level": "minimal"},
+        note="the fallback to the best fuzzy match, no traversal",
+    ),
+    Operation(
+        "graph_merge_suggestions entity",
+        "graph_merge_suggestions",
+        50,
+        100,
+        lambda a: _suggest(a, entity_id=a.name()),
+        settle=True,
+        note="hash embedder; defaults (0.85 / 0.8); log_to_audit false",
+    ),
+    Operation(
+        "graph_merge_suggestions type",
+        "graph_merge_suggestions",
+        None,
+        10,
+        lambda a: _suggest(a, entity_type=a.rng.choice(sorted(a.by_type))),
+        settle=True,
+        note="200 seeds of a random type",
+    ),
+    Operation(
+        "graph_merge_suggestions global",
+        "graph_merge_suggestions",
+        None,
+        5,
+        _suggest,
+        settle=True,
+        note="the 200 best-connected seeds",
+    ),
+)
+OPERATIONS = (*OPERATIONS, *RESOLVE_OPERATIONS)
 # The merge rows change the graph for good: they run after every other row.
 OPERATIONS = (*OPERATIONS, *MERGE_OPERATIONS)
 # --- issue 15 items 2, 3 and 8: graph_decay, graph_prune (last: execute removes elements) ---
@@ -440,4 +508,35 @@ MAINTENANCE_OPERATIONS: tuple[Operation, ...] = (
     ),
 )
 OPERATIONS = (*OPERATIONS, *MAINTENANCE_OPERATIONS)
+GRAPH_TOOLS = tuple(dict.fromkeys(op.tool for op in OPERATIONS))
+
+
+# --- graph_search / graph_reembed (issue 16): the server's default embedder (hash) ----------
+# The semantic embedder's figures, the first start's embedding and 1M entities are
+# bench.graph_search's.
+
+
+def _search(a: CallArgs, typed: bool = False) -> Args:
+    name = a.name()
+    if typed:
+        return {"query": name, "entity_types": [a.type_of[name]]}
+    cut = a.rng.randrange(len(name))  # one letter dropped: a mistyped name
+    return {"query": name[:cut] + name[cut + 1 :], "min_similarity": 0.3}
+
+
+SEARCH_OPERATIONS: tuple[Operation, ...] = (
+    Operation("graph_search (a mistyped name)", "graph_search", 20, 200, _search),
+    Operation(
+        "graph_search (entity_types)", "graph_search", 20, 200, lambda a: _search(a, typed=True)
+    ),
+    Operation(
+        "graph_reembed (nothing stale)",
+        "graph_reembed",
+        None,
+        5,
+        lambda a: {},
+        note="reads every entity's embed text and checks its vector",
+    ),
+)
+OPERATIONS = (*OPERATIONS, *SEARCH_OPERATIONS)
 GRAPH_TOOLS = tuple(dict.fromkeys(op.tool for op in OPERATIONS))

@@ -169,6 +169,17 @@ def _wanted(operation: Operation, calls: int) -> int:
     return max(1, operation.calls * calls // 200)
 
 
+def _settle(client: RpcClient, most_s: float = 600.0) -> None:
+    """Until merge suggestions report no entity waiting for its vector (at most `most_s`)."""
+    deadline = time.monotonic() + most_s
+    while time.monotonic() < deadline:
+        reply = client.call("graph_merge_suggestions", {"entity_id": "-", "log_to_audit": False})
+        content = reply.result().get("structuredContent") or {}
+        if reply.failed or content.get("pending_embeddings", 0) == 0:
+            return
+        time.sleep(0.5)
+
+
 def measure(
     client: RpcClient,
     operation: Operation,
@@ -201,6 +212,8 @@ def measure(
                 errors.append(reply.describe())
         return reply
 
+    if operation.settle:
+        _settle(client)
     first = run()
     for _ in range(max(0, warmups - 1)):
         run()

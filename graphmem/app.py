@@ -6,7 +6,7 @@ import contextlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pykka
@@ -25,7 +25,10 @@ from actors.time_travel import TimeTravel
 from actors.transaction_coordinator import TransactionCoordinatorActor, TransactionGateway
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import EventLog
-from graphmem.config import Settings
+from graphmem.config import Settings, SettingsError
+from graphmem.embedding.embedders import EmbedderUnavailableError
+from graphmem.embedding.loader import load_embedder
+from graphmem.embedding.service import EmbeddingService
 from graphmem.graph_config import load_tunables
 from graphmem.hook_loader import load_hooks
 from graphmem.tools.catalog import STATIC_TOOL_NAMES
@@ -49,6 +52,8 @@ class App:
     transactions: TransactionGateway
     hooks: Hooks
     time_travel: TimeTravel | None = None
+    # The graph family's embeddings (graph_search, graph_reembed): served processes only.
+    embeddings: EmbeddingService | None = None
 
 
 def start_actors(
@@ -165,6 +170,26 @@ def stop_actors(app: App) -> None:
     pykka.ActorRegistry.stop_all(block=True, timeout=STOP_TIMEOUT)
 
 
+def start_embeddings(app: App) -> App:
+    """The embedding service of a server whose profile serves the graph family: its worker
+    subscribes to the writer and scans every entity (vectors from the cache when known)."""
+    settings = app.settings
+    if "graph" not in settings.tools:
+        return app
+    try:
+        embedder = load_embedder(settings.graph.embedder)
+    except EmbedderUnavailableError as problem:
+        raise SettingsError(str(problem)) from None
+    service = EmbeddingService.in_data_dir(
+        embedder,
+        lambda query: app.graph.query_models_blocking(lambda models: query(models.graph)),
+        settings.data_dir,
+    )
+    service.start(app.graph.subscribe)
+    log.info("embeddings_started", embedder=embedder.name, cache=str(service.cache.path))
+    return replace(app, embeddings=service)
+
+
 @contextmanager
 def running(
     settings: Settings,
@@ -172,8 +197,10 @@ def running(
     load_schemas: bool = True,
     serve_stale: bool = False,
     schedule_decay: bool = False,
+    embed: bool = False,
 ) -> Iterator[App]:
-    """Open the data dir and run the actors for the duration of the block (see start_actors)."""
+    """Open the data dir and run the actors for the duration of the block (see start_actors);
+    with `embed` (a server), the graph family's embedding service too."""
     # LmdbEventLog.open creates the data dir, and says so when the file system refuses.
     event_log = LmdbEventLog.open(
         settings.data_dir,
@@ -189,6 +216,12 @@ def running(
             serve_stale=serve_stale,
             schedule_decay=schedule_decay,
         )
+        try:
+            if embed:
+                app = start_embeddings(app)
+        except BaseException:
+            stop_actors(app)
+            raise
         log.info(
             "graphmem_started",
             data_dir=str(settings.data_dir),
@@ -199,6 +232,8 @@ def running(
         try:
             yield app
         finally:
+            if app.embeddings is not None:
+                app.embeddings.stop()
             stop_actors(app)
     finally:
         event_log.close()

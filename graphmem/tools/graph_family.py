@@ -14,6 +14,7 @@ from pathlib import Path
 from actors.graph_tunables import Tunables
 from eventstore.hlc import WallClock
 from graphmem.config import Settings
+from graphmem.embedding.service import EmbeddingService
 from graphmem.graph_config import load_tunables
 
 __all__ = ["GraphFamily"]
@@ -30,9 +31,13 @@ class GraphFamily:
     # GRAPHMEM_TRANSCRIPTS_DIR: graph_read_transcript looks session ids up there;
     # graph_build_context counts the unprocessed ones. None: none.
     transcripts_dir: Path | None = None
+    # graph_search and graph_reembed's vectors; None where no server runs them.
+    embeddings: EmbeddingService | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> GraphFamily:
+    def from_settings(
+        cls, settings: Settings, embeddings: EmbeddingService | None = None
+    ) -> GraphFamily:
         home = settings.graph_home
         loaded = load_tunables(home)
         return cls(
@@ -41,6 +46,7 @@ class GraphFamily:
             loaded.warnings,
             settings.graph.wall_clock(),
             settings.graph.transcripts_dir,
+            embeddings,
         )
 
     def now_ms(self) -> int:

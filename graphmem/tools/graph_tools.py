@@ -8,6 +8,8 @@ from graphmem.tools.graph_intake_tools import GRAPH_INTAKE_TOOLS
 from graphmem.tools.graph_maintenance_tools import GRAPH_MAINTENANCE_TOOLS
 from graphmem.tools.graph_merge_tools import GRAPH_MERGE_TOOLS
 from graphmem.tools.graph_read_tools import GRAPH_READ_TOOLS
+from graphmem.tools.graph_search_tools import GRAPH_SEARCH_TOOLS
+from graphmem.tools.graph_suggest_tools import GRAPH_SUGGEST_TOOLS
 from graphmem.tools.graph_write_tools import GRAPH_WRITE_TOOLS
 
 __all__ = ["GRAPH_TOOLS"]
@@ -18,5 +20,7 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     *GRAPH_MAINTENANCE_TOOLS,
     *GRAPH_MERGE_TOOLS,
     *GRAPH_INTAKE_TOOLS,
+    *GRAPH_SEARCH_TOOLS,
     *GRAPH_INSIGHT_TOOLS,
+    *GRAPH_SUGGEST_TOOLS,
 )

@@ -558,6 +558,13 @@ class FamilyIndex:
     def prefix_size(self, prefix: str, most_tokens: int) -> int | None:
         return self._tokens.prefix_size(prefix, most_tokens)
 
+    def tokens_near(self, token: str, most_edits: int) -> dict[str, int]:
+        return self._tokens.tokens_near(token, most_edits)
+
+    def names_of_type(self, entity_type: str) -> frozenset[str] | set[str]:
+        """The alive names of exactly `entity_type` (the index's own set: do not change it)."""
+        return self._names_by_type.get(entity_type, frozenset())
+
     # --- reads: relations ---------------------------------------------------------------
 
     def relation_entries(self) -> dict[RelationKey, RelationEntry]:
@@ -604,6 +611,12 @@ class FamilyIndex:
         for key in keys:
             self._forget_contradiction(key)
 
+    def degree(self, name: str) -> int:
+        """How many visible relations touch `name` (current or superseded, either way; a
+        self-loop once)."""
+        self._relation_half()
+        return self._degree.get(name, 0)
+
     @property
     def relation_count(self) -> int:
         return len(self._relation_half())
@@ -634,11 +647,6 @@ class FamilyIndex:
         HUB_MIN_WEIGHT (graph_build_context's hubs), by degree descending, then name."""
         self._relation_half()
         return ((-negated, name) for negated, name in self._hubs)
-
-    def degree(self, name: str) -> int:
-        """How many visible relations touch `name` (a self-loop once)."""
-        self._relation_half()
-        return self._degree.get(name, 0)
 
     def has_edges(self, name: str) -> bool:
         """Whether the alive entity has a visible relation."""

@@ -1,6 +1,7 @@
 """graph_entities (contract §8.5): search or list entities, filter, count, cut.
 
-With `search`, the candidates are the keyword search's matches, best first; without it, every
+With `search`, the candidates are the keyword search's matches, best first, then the fuzzy
+matches (`_fuzzy`: typos, spelling variants), fewest edits first; without it, every
 entity by `sort_by` (confidence and last_seen descending, name ascending; ties by name). Then
 `type` (a canonical type case-insensitively) and `min_confidence` (on the decayed confidence)
 filter. `total` counts every candidate that passes the filters, before `limit`. Each entity is
@@ -16,6 +17,7 @@ from itertools import islice
 from typing import Any
 
 from projections.graph import GraphProjection
+from projections.graph_family._fuzzy import fuzzy_search
 from projections.graph_family._index import EntityEntry, FamilyIndex, family_index
 from projections.graph_family._search import keyword_search
 from projections.graph_family._types import type_filter
@@ -47,6 +49,12 @@ def graph_entities(graph: GraphProjection, options: ListOptions) -> dict[str, An
         names, total = keyword_search(
             index, reading.lookup, options.search, keep=keep_entry, limit=options.limit
         )
+        # Then the fuzzy matches (typos, spelling variants), after every keyword match.
+        fuzzy, fuzzy_total = fuzzy_search(
+            index, options.search, keep=keep_entry, limit=options.limit - len(names)
+        )
+        names += fuzzy
+        total += fuzzy_total
     else:
 
         def keep(name: str) -> bool:

@@ -12,6 +12,8 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
 from sortedcontainers import SortedList
 
 from projections.naming import slug
@@ -49,6 +51,12 @@ class TokenIndex:
     def __init__(self) -> None:
         self._sorted: SortedList[str] = SortedList()
         self._names: dict[str, set[str]] = {}
+        # Distinct tokens by length, for fuzzy matching: a token within edit distance k of
+        # the query differs from it in length by at most k, so only those buckets are
+        # scanned. The lists handed to rapidfuzz are cached per length, dropped when a token
+        # of that length comes or goes.
+        self._by_length: dict[int, set[str]] = {}
+        self._length_lists: dict[int, list[str]] = {}
 
     @classmethod
     def of(cls, entries: Iterable[tuple[str, frozenset[str]]]) -> TokenIndex:
@@ -62,6 +70,8 @@ class TokenIndex:
                 else:
                     holders.add(name)
         index._sorted = SortedList(names)
+        for token in names:
+            index._by_length.setdefault(len(token), set()).add(token)
         return index
 
     def add(self, name: str, found: Iterable[str]) -> None:
@@ -70,6 +80,8 @@ class TokenIndex:
             if holders is None:
                 self._names[token] = {name}
                 self._sorted.add(token)
+                self._by_length.setdefault(len(token), set()).add(token)
+                self._length_lists.pop(len(token), None)
             else:
                 holders.add(name)
 
@@ -82,6 +94,8 @@ class TokenIndex:
             if not holders:
                 del self._names[token]
                 self._sorted.remove(token)
+                self._by_length[len(token)].discard(token)
+                self._length_lists.pop(len(token), None)
 
     def _prefixed(self, prefix: str) -> Iterator[str]:
         for token in self._sorted.irange(minimum=prefix):
@@ -110,3 +124,24 @@ class TokenIndex:
         for token in self._prefixed(prefix):
             found.update(names[token])
         return found
+
+    def tokens_near(self, token: str, most_edits: int) -> dict[str, int]:
+        """Indexed tokens within `most_edits` edits of `token` (optimal string alignment: an
+        insertion, deletion, substitution or swap of neighbours is one edit), with their
+        distance."""
+        near: dict[str, int] = {}
+        if most_edits <= 0:
+            return {token: 0} if token in self._names else near
+        size = len(token)
+        for length in range(max(1, size - most_edits), size + most_edits + 1):
+            choices = self._length_lists.get(length)
+            if choices is None:
+                bucket = self._by_length.get(length)
+                if not bucket:
+                    continue
+                choices = self._length_lists[length] = sorted(bucket)
+            for found, distance, _ in process.extract(
+                token, choices, scorer=OSA.distance, score_cutoff=most_edits, limit=None
+            ):
+                near[found] = int(distance)
+        return near

@@ -2,7 +2,8 @@
 through edges heavy enough (and current, by default), to at most `max_hops`.
 
 - Starts: each entry resolves (§3.3; all matches if ambiguous), else falls back to the first
-  keyword-search hit, else is listed in `unresolved`; none at all gives `found: false`.
+  keyword-search hit, else to the best fuzzy match (`_fuzzy`), else is listed in
+  `unresolved`; none at all gives `found: false`.
 - An edge belongs to the traversal when both ends were reached and the nearer end is at a
   distance below `max_hops`: exactly the qualifying edges of the nodes expanded.
 - Nodes: starts first, then by distance, then by the highest effective weight of a traversal
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from projections.graph import GraphProjection
+from projections.graph_family._fuzzy import fuzzy_search
 from projections.graph_family._index import FamilyIndex, RelationEntry, family_index
 from projections.graph_family._search import keyword_search
 from projections.graph_family._types import type_filter
@@ -98,7 +100,10 @@ def _starts(
     for entry in entries:
         names = list(graph.resolve_name(entry).names)
         if not names:
-            names, _ = keyword_search(family_index(graph), reading.lookup, entry, limit=1)
+            index = family_index(graph)
+            names, _ = keyword_search(index, reading.lookup, entry, limit=1)
+            if not names:  # then the best fuzzy match: a typo or a spelling variant
+                names, _ = fuzzy_search(index, entry, limit=1)
         if names:
             starts.update(dict.fromkeys(names))
         else:

@@ -63,7 +63,7 @@ def settings_for(data_dir: Path, *, tools: str | None = None, **env: str) -> Set
 @asynccontextmanager
 async def served(settings: Settings) -> AsyncIterator[MemoryServer]:
     """graphmem's MCP server on `settings`, its actors running until the block ends."""
-    with running(settings, serve_stale=True) as app, serving(app) as (notifier, server):
+    with running(settings, serve_stale=True, embed=True) as app, serving(app) as (notifier, server):
         notifier.bind_loop(asyncio.get_running_loop())
         yield server
 
