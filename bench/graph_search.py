@@ -125,10 +125,9 @@ def server_part(args: argparse.Namespace, results: dict[str, Any]) -> list[str]:
     spec = GraphSpec(args.entities, args.edges or 3 * args.entities, args.seed)
     log_dir, manifest = cached(spec, say, args.cache_dir)
     results["graph"] = {k: manifest[k] for k in ("spec", "counts")}
-    logs = QUICK / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     env = {"GRAPHMEM_TOOLS": TOOLS, "GRAPHMEM_EMBEDDER": args.embedder}
     with tempfile.TemporaryDirectory(prefix="graphmem-search-bench-") as tmp:
+        logs = Path(tmp)  # the servers' stderr, kept with their data for the run
         store = Store("graphmem", fresh_copy(log_dir, Path(tmp) / "data"), 0.0)
         spawned = time.perf_counter()
         client = start(store, logs / "graph-search.stderr.log", **env)
@@ -254,11 +253,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             query_ms = results["throughput"][name]["query_embed_p50_ms"]
             results["matrix"][name] = matrix_part(embedder, args.matrix_rows, query_ms)
             say(f"{name} at {args.matrix_rows:,} rows: {results['matrix'][name]}")
+    write(args, results)
+    return 0
+
+
+def write(args: argparse.Namespace, results: dict[str, Any]) -> None:
     out = RESULTS if args.entities == 100_000 else QUICK
     out.mkdir(parents=True, exist_ok=True)
-    (out / "graph_search.json").write_text(json.dumps(results, indent=2) + "\n")
-    say(f"written {out / 'graph_search.json'}")
-    return 0
+    path = out / f"graph_search-{args.embedder}.json"
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    say(f"written {path}")
 
 
 if __name__ == "__main__":
