@@ -39,6 +39,7 @@ from eventstore.hlc import ms_of
 from eventstore.log import EventLog
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
+from projections.graph_time import iso_ms
 from projections.schema_view import SchemaViewProjection
 from projections.schemas import SchemaProjection
 from projections.search import ENTITY_SEPARATOR, entity_text
@@ -185,12 +186,6 @@ class AsOfModels:
         if self._conflicts is None:
             self._conflicts = self._load_conflicts()
         return self._conflicts
-
-
-def iso_ms(ms: int) -> str:
-    """A wall time in ms since the epoch as ISO 8601, UTC, to the millisecond."""
-    moment = _EPOCH + timedelta(milliseconds=ms)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ import functools
 import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Protocol, assert_never
 
 import msgspec
@@ -38,6 +37,7 @@ from eventstore.events import (
     SchemaRetired,
 )
 from eventstore.hlc import ms_of
+from projections.graph_time import iso_ms
 from projections.history import HistoryProjection, tag_of
 
 __all__ = [
@@ -70,13 +70,7 @@ class EnvelopeSource(Protocol):
 
 def iso_time(hlc: int) -> str:
     """The wall time of a hybrid clock stamp, ISO 8601 in UTC to the millisecond."""
-    return _iso_ms(ms_of(hlc))
-
-
-@functools.lru_cache(maxsize=1024)  # a transaction's events, and bursts, share a millisecond
-def _iso_ms(ms: int) -> str:
-    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso_ms(ms_of(hlc))
 
 
 def transaction_id(envelope: Envelope) -> str:

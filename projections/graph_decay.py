@@ -27,7 +27,6 @@ from projections.graph_time import DAY_MS
 
 __all__ = [
     "EXEMPT_SUBTYPE",
-    "DecayRun",
     "decayed",
     "entity_rate",
     "newest_run",
@@ -37,8 +36,6 @@ EXEMPT_SUBTYPE = "rule"
 _DECIMALS = 6
 # Runs written before rates were recorded carry only `rate`; their floor and edge rate:
 _DEFAULT_FLOOR = 0.01
-
-DecayRun = DecayApplied
 
 
 def newest_run(runs: Iterable[DecayApplied]) -> DecayApplied | None:

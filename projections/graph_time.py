@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["DAY_MS", "TimeFormatError", "format_ms", "parse_time"]
+__all__ = ["DAY_MS", "TimeFormatError", "format_ms", "iso_ms", "parse_time"]
 
 DAY_MS = 24 * 3600 * 1000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -21,15 +21,17 @@ class TimeFormatError(ValueError):
     """A text that is not an ISO 8601 time; the message says what is accepted."""
 
 
-@functools.lru_cache(maxsize=4096)  # a graph's times repeat (a batch shares one millisecond)
-def _iso(ms: int) -> str:
+@functools.lru_cache(maxsize=4096)  # times repeat (a transaction shares one millisecond)
+def iso_ms(ms: int) -> str:
+    """Wall milliseconds as ISO 8601, UTC, to the millisecond (`...T00:00:00.000Z`): the one
+    formatter of every time graphmem shows (history, as-of points, the graph family)."""
     moment = _EPOCH + timedelta(milliseconds=ms)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def format_ms(ms: int | None) -> str | None:
     """Wall milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`; None for None."""
-    return None if ms is None else _iso(ms)
+    return None if ms is None else iso_ms(ms)
 
 
 def parse_time(text: str, what: str = "time") -> int:

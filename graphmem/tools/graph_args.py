@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -119,7 +118,3 @@ def optional_text(
 def json_size(value: Any) -> int:
     """The length of `value` serialised as compact JSON (for the properties and data limits)."""
     return len(msgspec.json.encode(value))
-
-
-def names_listed(values: Sequence[str]) -> str:
-    return ", ".join(values)
