@@ -15,6 +15,7 @@ from tests.tools.support import call, legacy_session, modern_client, text, value
 __all__ = [
     "ERAS",
     "GraphClient",
+    "create_slug_twins",
     "graph_client",
     "history",
     "latest_fields",
@@ -79,3 +80,18 @@ async def latest_fields(client: GraphClient, name: str, event: str) -> dict[str,
 
 async def whole_graph(client: GraphClient) -> Any:
     return await tool_value(client, "read_graph", {})
+
+
+async def create_slug_twins(client: GraphClient) -> None:
+    """`Data Lake` and `data lake`, made by the memory family: two live entities sharing one
+    slug, so a reference to either by id is ambiguous."""
+    await tool_value(
+        client,
+        "create_entities",
+        {
+            "entities": [
+                {"name": "Data Lake", "entityType": "c", "observations": []},
+                {"name": "data lake", "entityType": "c", "observations": []},
+            ]
+        },
+    )

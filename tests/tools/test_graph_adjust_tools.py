@@ -11,6 +11,7 @@ import pytest
 from tests.tools.graph_write_support import (
     ERAS,
     GraphClient,
+    create_slug_twins,
     graph_client,
     history,
     tool_error,
@@ -138,16 +139,7 @@ async def test_delete_refuses_an_ambiguous_reference_listing_the_candidates(
     tmp_path: Path, era: str
 ) -> None:
     async with graph_client(era, tmp_path) as client:
-        await tool_value(
-            client,
-            "create_entities",
-            {
-                "entities": [
-                    {"name": "Data Lake", "entityType": "c", "observations": []},
-                    {"name": "data lake", "entityType": "c", "observations": []},
-                ]
-            },
-        )
+        await create_slug_twins(client)
         message = await tool_error(client, "graph_delete", {"entity_id": "data-lake"})
         assert "'Data Lake'" in message and "'data lake'" in message
         assert len((await whole_graph(client))["entities"]) == 2

@@ -11,6 +11,7 @@ import pytest
 from tests.tools.graph_write_support import (
     ERAS,
     GraphClient,
+    create_slug_twins,
     graph_client,
     history,
     latest_fields,
@@ -299,16 +300,7 @@ async def test_a_failing_batch_lists_every_failing_item_and_writes_nothing(
     tmp_path: Path, era: str
 ) -> None:
     async with graph_client(era, tmp_path) as client:
-        await tool_value(
-            client,
-            "create_entities",
-            {
-                "entities": [
-                    {"name": "Data Lake", "entityType": "c", "observations": []},
-                    {"name": "data lake", "entityType": "c", "observations": []},
-                ]
-            },
-        )
+        await create_slug_twins(client)
         message = await refused_without_writing(
             client,
             {
@@ -411,16 +403,7 @@ async def test_an_ambiguous_reference_is_refused_naming_the_candidates(
     tmp_path: Path, era: str
 ) -> None:
     async with graph_client(era, tmp_path) as client:
-        await tool_value(
-            client,
-            "create_entities",
-            {
-                "entities": [
-                    {"name": "Data Lake", "entityType": "c", "observations": []},
-                    {"name": "data lake", "entityType": "c", "observations": []},
-                ]
-            },
-        )
+        await create_slug_twins(client)
         message = await refused_without_writing(client, relate(to_name="DATA LAKE"))
         assert "'Data Lake'" in message and "'data lake'" in message
 
