@@ -89,10 +89,13 @@ class CommandRejectedError(Exception):
     def __init__(self, message: str, suggestions: list[str] | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.unstepped = message
         self.suggestions: list[str] = [] if suggestions is None else suggestions
 
     def in_step(self, index: int, total: int, step: str) -> None:
-        """Say which step of a transaction was refused (`index` counts from 1)."""
+        """Say which step of a transaction was refused (`index` counts from 1); `unstepped`
+        keeps the message without it, for a tool whose steps are its own business."""
+        self.unstepped = self.message
         message = f"Step {index} of {total} ({step}): {self.message}"
         if "Nothing was" not in message:
             message += (
@@ -189,11 +192,13 @@ class NodeNotFoundError(CommandRejectedError):
     """A command named a node that does not exist."""
 
     def __init__(self, name: str) -> None:
+        # Tool names only in the suggestions: the edge keeps those naming tools that exist.
         super().__init__(
-            f"Node not found: {name}. Nothing was written; create the node first (add_nodes "
-            "or an add_<type> tool), or look its name up with search_nodes.",
+            f"Node not found: {name}. Nothing was written; create the node first, or look up "
+            "its exact name.",
             [
-                f'Create "{name}" first with add_nodes or an add_<type> tool',
+                f'Create "{name}" first with an add_<type> tool',
+                f'Create "{name}" first with add_nodes',
                 "Look up the exact name with search_nodes",
             ],
         )
@@ -204,11 +209,11 @@ class NodeExistsError(CommandRejectedError):
     """A command would create a node whose name an existing node (of any type) has."""
 
     def __init__(self, name: str, node_type: str | None = None) -> None:
-        update = "update_nodes" if node_type is None else f"update_nodes or update_{node_type}"
+        updates = ["update_nodes"] if node_type is None else [f"update_{node_type}", "update_nodes"]
         super().__init__(
             f"Node already exists: {name}. Consider updating existing node. Nothing was "
-            f"written; change it with {update}, or pick another name.",
-            [f'Update "{name}" with {update}', "Pick a name no node has"],
+            "written; update it instead, or pick another name.",
+            [*(f'Update "{name}" with {tool}' for tool in updates), "Pick a name no node has"],
         )
         self.name = name
         self.node_type = node_type
@@ -218,15 +223,21 @@ class TypedNodeNotFoundError(CommandRejectedError):
     """A typed tool (update_<type>, delete_<type>) named no node of its type."""
 
     def __init__(self, node_type: str, name: str, actual_type: str | None = None) -> None:
+        # Tool names only in the suggestions: the edge keeps those naming tools that exist
+        # (a type with no schema has no update_<type>).
         if actual_type is None:
-            hint = f"look the name up with search_nodes, or create it with add_{node_type}"
+            hint = f"look up its exact name, or create it as a {node_type}"
             suggestions = [
                 "Look up the exact name with search_nodes",
                 f'Create "{name}" with add_{node_type}',
             ]
         else:
-            hint = f'"{name}" is a {actual_type}: use the {actual_type} tools'
-            suggestions = [f'Use update_{actual_type} or delete_{actual_type} for "{name}"']
+            hint = f'"{name}" is a {actual_type}, not a {node_type}'
+            suggestions = [
+                f'Use update_{actual_type} or delete_{actual_type} for "{name}"',
+                f'Change "{name}" with update_nodes, or delete it with delete_nodes',
+                f'Change the metadata of "{name}" with add_metadata and delete_metadata',
+            ]
         super().__init__(
             f'{node_type} "{name}" not found. Nothing was written; {hint}.', suggestions
         )

@@ -13,6 +13,7 @@ fails writes nothing at all.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import msgspec
 
@@ -342,12 +343,33 @@ def delete_metadata(
     work = WorkingGraph(graph)
     results: list[MetadataChange] = []
     for change in command.changes:
-        present = set(work.observations(change.node_name))
-        removed = [entry for entry in _distinct(change.entries) if entry in present]
+        present = work.observations(change.node_name)
+        removed = _distinct(
+            [found for entry in change.entries for found in _matching_entries(present, entry)]
+        )
         for entry in removed:
             work.delete_observation(change.node_name, entry)
         results.append(MetadataChange(change.node_name, removed))
     return work.events, DeleteMetadataResult(results)
+
+
+def _matching_entries(present: Sequence[str], entry: str) -> list[str]:
+    """The node's entries `entry` names: itself, and any "key: value" entry whose key
+    normalizes like its key with the same value, so "motto: Onward" also finds the
+    "Motto: Onward" an older graphmem stored (keys are one property whatever their spelling)."""
+    if entry in present:
+        return [entry]
+    parsed = parse_entry(entry)
+    if parsed is None:
+        return []
+    key, value = normalize_key(parsed[0]), parsed[1]
+    return [
+        content
+        for content in present
+        if (other := parse_entry(content)) is not None
+        and other[1] == value
+        and normalize_key(other[0]) == key
+    ]
 
 
 # --- typed nodes (update_<type>) --------------------------------------------------------------
@@ -371,7 +393,7 @@ def set_node_properties(
     work = WorkingGraph(graph)
     for entry in command.entries:
         _set_property(work, name, entry.key, entry.entry)
-    removed: list[EdgeKey] = []
+    removed: list[EdgeInput] = []
     added: list[EdgeInput] = []
     for targets in command.edges:
         wanted = _distinct(targets.targets)
@@ -383,7 +405,9 @@ def set_node_properties(
                 kept.add(relation.to_entity)
             else:
                 work.delete_relation(relation)
-                removed.append(_edge_key(relation_key(relation)))
+                removed.append(
+                    EdgeInput(name, relation.to_entity, relation.relation_type, relation.weight)
+                )
         for target in wanted:
             if target not in kept:
                 work.record(

@@ -232,10 +232,10 @@ class DeleteMetadataResult(_Result, frozen=True):
 
 
 class SetNodePropertiesResult(_Result, frozen=True):
-    """The node after the update, and the edges removed and added."""
+    """The node after the update, and the edges removed (with the weight they had) and added."""
 
     node: NodeInput
-    removed_edges: list[EdgeKey]
+    removed_edges: list[EdgeInput]
     added_edges: list[EdgeInput]
 
 

@@ -239,9 +239,11 @@ def _check(schema: EntitySchema, prop: PropertySchema, raw: Any) -> _Value | Non
         targets = tuple(items) if prop.relationship is not None else ()
         return _Value(", ".join(items), targets)
     if prop.kind is PropertyKind.STRING:
-        if not isinstance(raw, str):
+        # One rule for text, declared or not (_extra_text): a number or true/false is its text.
+        text = _scalar_text(raw)
+        if text is None:
             raise _wrong_kind(schema, prop, raw)
-        return _Value(_in_enum(schema, prop, raw)) if raw.strip() else None
+        return _Value(_in_enum(schema, prop, text)) if text.strip() else None
     if prop.kind is PropertyKind.BOOLEAN:
         if not isinstance(raw, bool):
             raise _wrong_kind(schema, prop, raw)
@@ -253,6 +255,18 @@ def _check(schema: EntitySchema, prop: PropertySchema, raw: Any) -> _Value | Non
             raise _wrong_kind(schema, prop, raw)
         return _Value(str(int(raw)))
     return _Value(str(raw))
+
+
+def _scalar_text(raw: Any) -> str | None:
+    """The text a string property stores for `raw`: a string as is, a number or true/false
+    as JSON writes it; None for any other value (a list, an object, null)."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if _is_number(raw):
+        return str(raw)
+    return None
 
 
 def _is_number(raw: Any) -> bool:
@@ -299,7 +313,7 @@ def _describe(prop: PropertySchema) -> str:
     if prop.relationship is not None:
         return "a node name or a list of node names"
     return {
-        PropertyKind.STRING: "a string",
+        PropertyKind.STRING: "a string (a number or true/false is stored as its text)",
         PropertyKind.ARRAY: "a list of strings",
         PropertyKind.NUMBER: "a number",
         PropertyKind.INTEGER: "a whole number",
@@ -315,12 +329,11 @@ def _extra_text(schema: EntitySchema, key: str, raw: Any) -> str | None:
             "without a colon. Nothing was changed.",
             [f"Rename the property, e.g. {display_name(key.replace(':', ' ')) or 'note'!r}."],
         )
-    if raw is None or isinstance(raw, str):
-        return raw if raw and raw.strip() else None
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    if _is_number(raw):
-        return str(raw)
+    if raw is None:
+        return None
+    text = _scalar_text(raw)
+    if text is not None:
+        return text if text.strip() else None
     raise SchemaViolationError(
         f'Property "{key}" is not in the {schema.type_name} schema, so it is stored as text: '
         "it must be a string, a number or true/false. Nothing was changed.",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -29,6 +29,7 @@ from graphmem.tools.base import (
     render,
 )
 from graphmem.tools.catalog import ToolCatalog
+from graphmem.tools.error_text import closest_tools, existing_suggestions, public_message
 from graphmem.tools.graph_family import GraphFamily
 from graphmem.tools.graph_values import whole_graph
 from graphmem.tools.mesh_format import mesh_error
@@ -211,7 +212,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
         started = time.perf_counter()
         spec = await find_tool(name)
         if spec is None:
-            outcome = error(f"MCP error -32602: Tool {name} not found")
+            outcome = error(_unknown_tool(name, catalog.names()))
         else:
             tool_context = ToolContext(
                 graph,
@@ -223,7 +224,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
                 family,
                 clock,
             )
-            outcome = await _run(spec, tool_context, arguments)
+            outcome = await _run(spec, tool_context, arguments, exists=catalog.has)
             if outcome.mutated and not outcome.is_error:
                 # Before the answer, as the official server does.
                 await notifier.resource_updated(GRAPH_URI)
@@ -320,10 +321,27 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
     return server
 
 
-async def _run(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutcome:
+def _unknown_tool(name: str, names: Iterable[str]) -> str:
+    # The official server's sentence first (clients may match it), then where to go instead.
+    closest = closest_tools(name, names)
+    hint = f" Did you mean: {', '.join(closest)}?" if closest else ""
+    return f"MCP error -32602: Tool {name} not found.{hint} tools/list lists every tool."
+
+
+async def _run(
+    spec: ToolSpec,
+    ctx: ToolContext,
+    arguments: dict[str, Any],
+    *,
+    exists: Callable[[str], bool],
+) -> ToolOutcome:
     def failed(message: str, suggestions: list[str] | None = None) -> ToolOutcome:
         if spec.error_style == "mesh":
-            return mesh_error(message, clock=ctx.clock, suggestions=suggestions or ())
+            return mesh_error(
+                public_message(spec.tool.name, message),
+                clock=ctx.clock,
+                suggestions=existing_suggestions(suggestions or (), exists),
+            )
         return error(message)
 
     try:

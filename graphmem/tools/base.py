@@ -107,9 +107,12 @@ def parse_args(tool_name: str, args: dict[str, Any], shape: type[T]) -> T:
         raise ToolInputError(invalid_arguments(tool_name, str(problem))) from None
 
 
+# The official server's wording; mesh-style errors drop it (graphmem.tools.error_text).
+INVALID_ARGUMENTS_PREFIX = "MCP error -32602: Input validation error: Invalid arguments for tool"
+
+
 def invalid_arguments(tool_name: str, detail: str) -> str:
-    prefix = "MCP error -32602: Input validation error: Invalid arguments for tool"
-    return f"{prefix} {tool_name}: {detail}"
+    return f"{INVALID_ARGUMENTS_PREFIX} {tool_name}: {detail}"
 
 
 # Tabs and line breaks are ordinary in observation text; no other control character is.

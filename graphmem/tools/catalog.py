@@ -130,5 +130,12 @@ class ToolCatalog:
     def get(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
 
+    def has(self, name: str) -> bool:
+        """Whether `name` is a tool of this server (as of the last refresh)."""
+        return name in self._specs
+
+    def names(self) -> list[str]:
+        return list(self._specs)
+
     def tools(self) -> list[types.Tool]:
         return list(self._tools)

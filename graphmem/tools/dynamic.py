@@ -18,6 +18,7 @@ from actors.commands import (
     DeleteNodesResult,
     SetNodePropertiesResult,
 )
+from actors.errors import CommandRejectedError
 from actors.schema_plans import (
     Action,
     plan_add,
@@ -118,10 +119,16 @@ def _runner(schema: EntitySchema, action: Action, tool_name: str) -> Runner:
 
 async def _commit(ctx: ToolContext, steps: Sequence[Command]) -> list[CommandResult]:
     """All steps in one log transaction: a rejected step (a missing relationship target, say)
-    means nothing at all is written."""
-    if ctx.transactions is not None:
-        return list((await ctx.transactions.commit(steps, ctx.cause)).results)
-    committed = await ctx.graph.execute(CommitTransaction(list(steps)), ctx.cause)
+    means nothing at all is written. The steps are this tool's own business, so a refusal
+    does not name them ("Step 2 of 2 (AddEdges)")."""
+    try:
+        if ctx.transactions is not None:
+            return list((await ctx.transactions.commit(steps, ctx.cause)).results)
+        committed = await ctx.graph.execute(CommitTransaction(list(steps)), ctx.cause)
+    except CommandRejectedError as rejection:
+        rejection.message = rejection.unstepped
+        rejection.args = (rejection.unstepped,)
+        raise
     assert isinstance(committed, CommitTransactionResult)
     return list(committed.results)
 
@@ -142,9 +149,10 @@ def _answer(
             update = next(r for r in results if isinstance(r, SetNodePropertiesResult))
             data = {
                 "updatedNode": msgspec.to_builtins(update.node),
+                # MemoryMesh's shape: the edges removed and added, each with its weight.
                 "edgeChanges": {
-                    "removed": msgspec.to_builtins(update.removed_edges),
-                    "added": msgspec.to_builtins(update.added_edges),
+                    "remove": msgspec.to_builtins(update.removed_edges),
+                    "add": msgspec.to_builtins(update.added_edges),
                 },
             }
             name = update.node.name

@@ -56,6 +56,7 @@ from graphmem.tools.mesh_values import (
     mesh_graph,
     neighbourhood,
 )
+from projections.metadata import key_spellings
 
 __all__ = ["MESH_TOOLS", "mesh_read"]
 
@@ -247,7 +248,12 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
 
     def search(models: GraphModels) -> dict[str, Any]:
         graph = models.graph
-        return neighbourhood(graph, graph.entities_named(models.search.search(graph, query)))
+        spellings = key_spellings(query)
+        if len(spellings) == 1:
+            return neighbourhood(graph, graph.entities_named(models.search.search(graph, query)))
+        # A key is one property however it is spelled (projections.metadata).
+        found = {name for form in spellings for name in models.search.search(graph, form)}
+        return neighbourhood(graph, graph.entities_named(found, listing_order=True))
 
     value, point = await mesh_read(ctx, tool, raw, search)
     ctx.hooks.after("Search", data={"query": query, "results": value, **as_of_data(point)})

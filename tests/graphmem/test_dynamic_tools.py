@@ -143,7 +143,7 @@ def test_add_update_and_delete_answer_with_what_they_did(app: App) -> None:
             {
                 "name": "Gandalf",
                 "nodeType": "npc",
-                "metadata": ["Role: Wizard", "Current Location: Rivendell"],
+                "metadata": ["role: Wizard", "currentLocation: Rivendell"],
             }
         ],
         "edges": [{"from": "Gandalf", "to": "Rivendell", "edgeType": "located_in", "weight": 1.0}],
@@ -154,10 +154,10 @@ def test_add_update_and_delete_answer_with_what_they_did(app: App) -> None:
     )
     assert updated["actionTaken"] == "Updated npc: Gandalf"
     assert updated["data"]["edgeChanges"] == {
-        "removed": [{"from": "Gandalf", "to": "Rivendell", "edgeType": "located_in"}],
-        "added": [{"from": "Gandalf", "to": "Mordor", "edgeType": "located_in", "weight": 1.0}],
+        "remove": [{"from": "Gandalf", "to": "Rivendell", "edgeType": "located_in", "weight": 1.0}],
+        "add": [{"from": "Gandalf", "to": "Mordor", "edgeType": "located_in", "weight": 1.0}],
     }
-    assert "Current Location: Mordor" in updated["data"]["updatedNode"]["metadata"]
+    assert "currentLocation: Mordor" in updated["data"]["updatedNode"]["metadata"]
 
     deleted = run(app, "delete_npc", {"npc": {"name": "Gandalf"}}, transactions=False)
     assert deleted["actionTaken"] == "Deleted npc: Gandalf"
@@ -264,4 +264,4 @@ async def test_without_the_schema_family_no_schema_tool_is_served(app: App) -> N
 
     assert "add_npc" not in names and "create_entities" in names
     assert called.is_error
-    assert called.content[0].text == "MCP error -32602: Tool add_npc not found"  # type: ignore[union-attr]
+    assert called.content[0].text.startswith("MCP error -32602: Tool add_npc not found.")  # type: ignore[union-attr]

@@ -99,7 +99,7 @@ async def test_add_npc_stores_properties_as_metadata_and_relationships_as_edges(
                 {
                     "name": "Gandalf",
                     "nodeType": "npc",
-                    "metadata": ["Role: Wizard", "Status: Active"],
+                    "metadata": ["role: Wizard", "status: Active"],
                 }
             ],
             "edges": [],
@@ -122,10 +122,10 @@ async def test_add_npc_stores_properties_as_metadata_and_relationships_as_edges(
             )
         )
         assert linked["data"]["nodes"][0]["metadata"] == [
-            "Role: Noble",
-            "Status: Active",
-            "Current Location: Rivendell",
-            "Traits: wise, patient",
+            "role: Noble",
+            "status: Active",
+            "currentLocation: Rivendell",
+            "traits: wise, patient",
         ]
         edge = {"from": "Elrond", "to": "Rivendell", "edgeType": "located_in", "weight": 1.0}
         assert linked["data"]["edges"] == [edge]
@@ -148,15 +148,17 @@ async def test_update_npc_moves_the_edge_and_replaces_only_the_changed_key(
         assert updated["actionTaken"] == "Updated npc: Gandalf"
         data = updated["data"]
         assert data["edgeChanges"] == {
-            "removed": [{"from": "Gandalf", "to": "Rivendell", "edgeType": "located_in"}],
-            "added": [{"from": "Gandalf", "to": "Mordor", "edgeType": "located_in", "weight": 1.0}],
+            "remove": [
+                {"from": "Gandalf", "to": "Rivendell", "edgeType": "located_in", "weight": 1.0}
+            ],
+            "add": [{"from": "Gandalf", "to": "Mordor", "edgeType": "located_in", "weight": 1.0}],
         }
         metadata = data["updatedNode"]["metadata"]
         assert sorted(metadata) == [
-            "Current Location: Mordor",
-            "Description: Grey",
-            "Role: Wizard",
-            "Status: Active",
+            "currentLocation: Mordor",
+            "description: Grey",
+            "role: Wizard",
+            "status: Active",
         ]
         graph = await nodes(s, "Gandalf")
         assert sorted(graph["entities"][0]["observations"]) == sorted(metadata)
@@ -237,7 +239,7 @@ async def test_a_missing_relationship_target_leaves_no_node_behind(
         )
         assert "Mordor" in moved["error"]
         graph = await nodes(s, "Gandalf")
-        assert "Current Location: Rivendell" in graph["entities"][0]["observations"]
+        assert "currentLocation: Rivendell" in graph["entities"][0]["observations"]
         assert graph["relations"] == [
             {"from": "Gandalf", "to": "Rivendell", "relationType": "located_in"}
         ]
@@ -269,7 +271,7 @@ async def test_bad_input_is_a_tool_error_that_says_what_to_fix(
 
         unknown_tool = await call(s, "add_dragon", {"dragon": {"name": "Smaug"}})
         assert unknown_tool.is_error
-        assert text(unknown_tool) == "MCP error -32602: Tool add_dragon not found"
+        assert text(unknown_tool).startswith("MCP error -32602: Tool add_dragon not found.")
 
 
 async def test_schema_tools_and_memory_tools_share_one_graph(
@@ -294,9 +296,9 @@ async def test_schema_tools_and_memory_tools_share_one_graph(
                 "name": "Gandalf",
                 "entityType": "npc",
                 "observations": [
-                    "Role: Wizard",
-                    "Status: Active",
-                    "Current Location: Shire",
+                    "role: Wizard",
+                    "status: Active",
+                    "currentLocation: Shire",
                     "Carries a staff",
                 ],
             }
