@@ -4,7 +4,8 @@ The folders are read by actors.schema_files (the user's folder overrides the shi
 A file that cannot be used is reported as a SchemaProblem and skipped, and whatever was in force
 from it stays in force: a broken edit changes nothing. A type goes out of force only when its
 file is gone (or now defines another type), and only if that file lies in one of this
-registry's folders: another process sharing the log may load other folders. The registry
+registry's folders (or in a folder it was told to retire from, such as the shipped default set
+once turned off): another process sharing the log may load other folders. The registry
 writes through the graph writer like any client, so every process and replica agrees on the
 schemas in force; when two processes load different files for one type, the last to scan wins.
 """
@@ -103,10 +104,17 @@ class SchemaRegistryActor(pykka.ThreadingActor):
         supervision: SupervisorHandle | None = None,
         *,
         limits: SchemaLimits | None = None,
+        retire_from: Sequence[Path] = (),
     ) -> None:
         super().__init__()
         self._supervision = supervision
         self._folders = tuple(Path(folder).expanduser().resolve() for folder in folders)
+        # Folders not read but still this process's own: a type registered from one of them
+        # is retired (the shipped default set, once turned off).
+        self._owned = (
+            *self._folders,
+            *(Path(folder).expanduser().resolve() for folder in retire_from),
+        )
         self._graph = graph
         self._reserved = reserved_tool_names
         self._watch = watch
@@ -148,7 +156,7 @@ class SchemaRegistryActor(pykka.ThreadingActor):
         self._log_new_problems(scan.problems)
         self._problems = tuple(scan.problems)
         records = self._graph.query_models_blocking(lambda m: m.schemas.records())
-        command = plan_registration(scan, records, self._folders)
+        command = plan_registration(scan, records, self._owned)
         report = ScanReport(tuple(sorted(scan.definitions)), (), (), self._problems)
         if command is None:
             return report

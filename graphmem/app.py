@@ -108,6 +108,7 @@ def start_actors(
                     settings.watch_schemas,
                     handle,
                     limits=settings.schema_limits,
+                    retire_from=settings.retired_schema_folders,
                 )
 
             registry_ref = start("schema_registry", registry).get(timeout=STOP_TIMEOUT)

@@ -22,8 +22,9 @@ class SettingsError(ValueError):
 # Tool families a profile may select (GRAPHMEM_TOOLS, --tools); `graph` comes with the graph family.
 TOOL_FAMILIES = ("memory", "schema", "mesh", "graph")
 DEFAULT_TOOLS = ("memory", "schema")
-# Opt-in schema sets shipped as subfolders of the shipped schemas folder.
-SCHEMA_SETS = ("rpg",)
+# Opt-in schema sets shipped as subfolders of the shipped schemas folder: MemoryMesh's RPG set,
+# and the seed's smaller one with enums.
+SCHEMA_SETS = ("rpg", "rpg-seed")
 # A single JSON-RPC line may carry a large call (a 10 MB observation is refused by the tool,
 # but it must first be read to be refused); past this, the line is refused with an error.
 MAX_LINE_BYTES = 256 * 1024 * 1024
@@ -144,6 +145,9 @@ class Settings:
     # User schema folders, loaded after (and overriding) the shipped ones.
     schema_dirs: tuple[Path, ...] = ()
     schema_sets: tuple[str, ...] = ()
+    # The shipped general-purpose set (person, project, ...); GRAPHMEM_DEFAULT_SCHEMAS=false
+    # leaves it out, e.g. for a MemoryMesh user who brings their own set.
+    default_schemas: bool = True
     watch_schemas: bool = True
     schema_limits: SchemaLimits = field(default_factory=SchemaLimits)
     # Hooks as "module:callable", besides those installed as `graphmem.hooks` entry points.
@@ -159,9 +163,16 @@ class Settings:
 
     @property
     def schema_folders(self) -> tuple[Path, ...]:
-        """Every folder schemas load from, in order: shipped, opted-in sets, the user's."""
+        """Every folder schemas load from, in order: shipped (unless turned off), opted-in
+        sets, the user's."""
         shipped = shipped_schemas_dir()
-        return (shipped, *(shipped / name for name in self.schema_sets), *self.schema_dirs)
+        default = (shipped,) if self.default_schemas else ()
+        return (*default, *(shipped / name for name in self.schema_sets), *self.schema_dirs)
+
+    @property
+    def retired_schema_folders(self) -> tuple[Path, ...]:
+        """Shipped folders turned off: types registered from them go out of force."""
+        return () if self.default_schemas else (shipped_schemas_dir(),)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -201,6 +212,7 @@ class Settings:
                 else (Path(platformdirs.user_config_dir("graphmem")) / "schemas",)
             ),
             schema_sets=_schema_sets(env.get("GRAPHMEM_SCHEMA_SETS", "")),
+            default_schemas=_flag(env, "GRAPHMEM_DEFAULT_SCHEMAS", default=True),
             watch_schemas=_flag(env, "GRAPHMEM_WATCH_SCHEMAS", default=True),
             schema_limits=SchemaLimits(
                 max_file_bytes=_positive(

@@ -83,7 +83,7 @@ def test_the_default_profile_is_memory_and_schema() -> None:
     ("name", "value", "fragment"),
     [
         ("GRAPHMEM_TOOLS", "memory,graphs", "memory, schema, mesh"),
-        ("GRAPHMEM_SCHEMA_SETS", "dnd", "the sets are: rpg"),
+        ("GRAPHMEM_SCHEMA_SETS", "dnd", "the sets are: rpg, rpg-seed"),
         ("GRAPHMEM_WATCH_SCHEMAS", "maybe", "1/true/yes/on"),
         ("GRAPHMEM_FAST_CALLS", "maybe", "1/true/yes/on"),
     ],

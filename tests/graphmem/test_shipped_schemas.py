@@ -1,4 +1,5 @@
-"""The shipped schema files: the default agent-memory set and the seed's RPG set (opt-in)."""
+"""The shipped schema files: the default agent-memory set, MemoryMesh's RPG set and the seed's
+smaller RPG set (both opt-in)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from projections.entity_schema import EntitySchema, parse_schema
 
 SHIPPED = shipped_schemas_dir()
 RPG = SHIPPED / "rpg"
+RPG_SEED = SHIPPED / "rpg-seed"
+# MemoryMesh's own set, its facts written down as our test fixtures (tests/fixtures/memorymesh).
+MEMORYMESH = Path(__file__).resolve().parent.parent / "fixtures" / "memorymesh" / "schemas"
 DEFAULT_TYPES = {
     "person",
     "project",
@@ -25,8 +29,8 @@ DEFAULT_TYPES = {
     "event",
     "object",
 }
-# The shipped set: the type and, where it has one, its relationship property and edge type.
-RPG_RELATIONSHIPS: dict[str, tuple[str, str] | None] = {
+# The seed's set: the type and, where it has one, its relationship property and edge type.
+RPG_SEED_RELATIONSHIPS: dict[str, tuple[str, str] | None] = {
     "npc": ("currentLocation", "located_in"),
     "location": ("parentLocation", "contained_in"),
     "artifact": ("owner", "owned_by"),
@@ -51,7 +55,9 @@ def load(folder: Path) -> dict[str, EntitySchema]:
     return schemas
 
 
-@pytest.mark.parametrize("folder", [SHIPPED, RPG], ids=["default", "rpg"])
+@pytest.mark.parametrize(
+    "folder", [SHIPPED, RPG, RPG_SEED, MEMORYMESH], ids=["default", "rpg", "rpg-seed", "fixture"]
+)
 def test_every_shipped_file_loads_without_a_problem(folder: Path) -> None:
     scan = scan_folders([folder], STATIC_TOOL_NAMES)
 
@@ -63,11 +69,54 @@ def test_the_default_set_holds_the_eight_agent_memory_types() -> None:
     assert set(load(SHIPPED)) == DEFAULT_TYPES
 
 
-def test_the_rpg_set_holds_the_seeds_eleven_types_with_their_relationships() -> None:
-    schemas = load(RPG)
+def facts(schema: EntitySchema) -> list[tuple[object, ...]]:
+    """What a MemoryMesh user's data depends on: each property's name, kind, required flag,
+    allowed values and edge type (descriptions are free)."""
+    return [
+        (
+            p.name,
+            p.kind,
+            p.required,
+            p.enum,
+            None if p.relationship is None else p.relationship.edge_type,
+        )
+        for p in schema.properties
+    ]
 
-    assert set(schemas) == set(RPG_RELATIONSHIPS)
-    for type_name, expected in RPG_RELATIONSHIPS.items():
+
+def test_the_rpg_set_has_exactly_memorymeshs_types_properties_and_edge_types() -> None:
+    shipped, memorymesh = load(RPG), load(MEMORYMESH)
+
+    assert set(shipped) == set(memorymesh) and len(shipped) == 11
+    for type_name, schema in shipped.items():
+        assert facts(schema) == facts(memorymesh[type_name]), type_name
+        assert schema.additional_properties == memorymesh[type_name].additional_properties
+
+
+def test_the_rpg_npc_has_memorymeshs_properties_and_no_enums() -> None:
+    npc = load(RPG)["npc"]
+
+    assert [p.name for p in npc.required] == [
+        "name",
+        "role",
+        "status",
+        "currentLocation",
+        "description",
+    ]
+    assert all(p.enum is None for p in npc.properties)
+    origin = npc.find("origin")
+    assert origin is not None and origin.relationship is not None
+    assert origin.relationship.edge_type == "originates_from"
+    owner = load(RPG)["inventory"].find("owner")
+    assert owner is not None and owner.relationship is not None
+    assert owner.relationship.edge_type == "owned_by"
+
+
+def test_the_rpg_seed_set_holds_the_seeds_eleven_types_with_their_relationships() -> None:
+    schemas = load(RPG_SEED)
+
+    assert set(schemas) == set(RPG_SEED_RELATIONSHIPS)
+    for type_name, expected in RPG_SEED_RELATIONSHIPS.items():
         relationships = [
             (p.name, p.relationship.edge_type)
             for p in schemas[type_name].properties
@@ -76,8 +125,8 @@ def test_the_rpg_set_holds_the_seeds_eleven_types_with_their_relationships() -> 
         assert relationships == ([expected] if expected else []), type_name
 
 
-def test_the_rpg_npc_is_the_seeds_example() -> None:
-    npc = load(RPG)["npc"]
+def test_the_rpg_seed_npc_is_the_seeds_example() -> None:
+    npc = load(RPG_SEED)["npc"]
 
     assert [p.name for p in npc.required] == ["name", "role", "status"]
     role, status = npc.find("role"), npc.find("status")
@@ -95,7 +144,9 @@ def test_the_rpg_npc_is_the_seeds_example() -> None:
     assert location.relationship.node_type == "location"
 
 
-@pytest.mark.parametrize("folder", [SHIPPED, RPG], ids=["default", "rpg"])
+@pytest.mark.parametrize(
+    "folder", [SHIPPED, RPG, RPG_SEED, MEMORYMESH], ids=["default", "rpg", "rpg-seed", "fixture"]
+)
 def test_relationships_use_snake_case_edge_types_and_point_at_types_of_their_set(
     folder: Path,
 ) -> None:
@@ -110,8 +161,9 @@ def test_relationships_use_snake_case_edge_types_and_point_at_types_of_their_set
             assert node_type is None or node_type in schemas, (schema.type_name, node_type)
 
 
-def test_the_default_set_names_no_type_twice_with_the_rpg_set() -> None:
+def test_the_default_set_names_no_type_twice_with_the_rpg_sets() -> None:
     assert not set(load(SHIPPED)) & set(load(RPG))
+    assert not set(load(SHIPPED)) & set(load(RPG_SEED))
 
 
 def test_the_default_set_records_what_an_agent_needs_about_each_type() -> None:
