@@ -4,8 +4,11 @@ into records in file order, with what could not be read reported per line.
 The official file (as the official server writes it) is JSONL: one compact object per line, entities
 (`type, name, entityType, observations`) then relations (`type, from, to, relationType`). The
 oldest releases wrote one pretty-printed document `{"entities": [...], "relations": [...]}`;
-both are read. Reading is tolerant where the official loader is not: a bad line is reported
-with its line number and the rest is still read.
+both are read. MemoryMesh's file is JSONL too, with `node` records (`name, nodeType,
+metadata`) and `edge` records (`from, to, edgeType`, an optional `weight`): a node is an entity
+(its metadata its observations) and an edge a relation that keeps its weight. Reading is
+tolerant where the official loader is not: a bad line is reported with its line number and the
+rest is still read.
 """
 
 from __future__ import annotations
@@ -69,6 +72,8 @@ class RelationRecord:
     from_entity: str
     to_entity: str
     relation_type: str
+    # MemoryMesh's edge weight; None when the file gives none (the official format has none).
+    weight: float | None = None
 
     @property
     def key(self) -> RelationKey:
@@ -79,7 +84,7 @@ class RelationRecord:
 class ParsedMemory:
     """The records of a memory file in file order; duplicates of an entity already merged."""
 
-    format: Literal["jsonl", "legacy-json"] = "jsonl"
+    format: Literal["jsonl", "legacy-json", "memorymesh"] = "jsonl"
     entities: list[EntityRecord] = field(default_factory=list)
     relations: list[RelationRecord] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
@@ -240,11 +245,23 @@ class _Builder:
             self._entity(item, where, line)
         elif kind == "relation":
             self._relation(item, where, line)
+        elif kind == "node":
+            self.parsed.format = "memorymesh"
+            self._entity(_renamed(item, _MESH_NODE), where, line, kind="node")
+        elif kind == "edge":
+            self.parsed.format = "memorymesh"
+            self._edge(item, where, line)
         elif "type" not in item:
-            self.problem(where, line, 'has no "type" (expected "entity" or "relation")')
+            self.problem(
+                where, line, 'has no "type" (expected "entity" or "relation", or "node" or "edge")'
+            )
         else:
             shown = _shown(kind)
-            self.problem(where, line, f"unknown type {shown}: only entities and relations import")
+            self.problem(
+                where,
+                line,
+                f"unknown type {shown}: only entities and relations (nodes and edges) import",
+            )
 
     def _names_ok(
         self, item: dict[str, Any], kind: str, fields: Sequence[str], where: str, line: int | None
@@ -260,12 +277,15 @@ class _Builder:
                 return False
         return True
 
-    def _entity(self, item: dict[str, Any], where: str, line: int | None) -> None:
-        if not self._names_ok(item, "entity", ("name", "entityType"), where, line):
+    def _entity(
+        self, item: dict[str, Any], where: str, line: int | None, kind: str = "entity"
+    ) -> None:
+        fields = ("name", "entityType") if kind == "entity" else ("name", "nodeType")
+        if not self._names_ok(_renamed(item, _BACK[kind]), kind, fields, where, line):
             return
         name: str = item["name"]
         entity_type: str = item["entityType"]
-        observations = self._observations(item, where, line, name)
+        observations = self._observations(item, where, line, name, kind)
         first = self.entities.get(name)
         if first is None:
             record = EntityRecord(where, line, name, entity_type, observations)
@@ -282,21 +302,21 @@ class _Builder:
         self.problem(where, line, note)
 
     def _observations(
-        self, item: dict[str, Any], where: str, line: int | None, name: str
+        self, item: dict[str, Any], where: str, line: int | None, name: str, kind: str
     ) -> list[str]:
+        field = "observations" if kind == "entity" else "metadata"
         raw = item.get("observations")
         if not isinstance(raw, list):
-            found = "no observations" if "observations" not in item else _json_kind(raw)
+            found = f"no {field}" if "observations" not in item else _json_kind(raw)
             self.problem(
                 where,
                 line,
-                f"entity {name!r} has {found}, not an array of strings; "
-                "imported without observations",
+                f"{kind} {name!r} has {found}, not an array of strings; imported without {field}",
             )
             return []
         kept: list[str] = []
         for index, content in enumerate(raw):
-            reason = _text_problem(content, f"observations[{index}]", multiline=True)
+            reason = _text_problem(content, f"{field}[{index}]", multiline=True)
             if reason is None:
                 kept.append(content)
             else:
@@ -307,12 +327,51 @@ class _Builder:
         if not self._names_ok(item, "relation", ("from", "to", "relationType"), where, line):
             return
         record = RelationRecord(where, line, item["from"], item["to"], item["relationType"])
+        self._keep_relation(record)
+
+    def _edge(self, item: dict[str, Any], where: str, line: int | None) -> None:
+        if not self._names_ok(item, "edge", ("from", "to", "edgeType"), where, line):
+            return
+        weight = item.get("weight")
+        if weight is not None and (
+            isinstance(weight, bool)
+            or not isinstance(weight, int | float)
+            or not 0.0 <= weight <= 1.0
+        ):
+            self.problem(
+                where,
+                line,
+                f"weight is {_shown(weight)}; it must be a number from 0 to 1 (or left out); "
+                "the edge was not imported",
+            )
+            return
+        record = RelationRecord(
+            where,
+            line,
+            item["from"],
+            item["to"],
+            item["edgeType"],
+            None if weight is None else float(weight),
+        )
+        self._keep_relation(record)
+
+    def _keep_relation(self, record: RelationRecord) -> None:
+        where, line = record.where, record.line
         first = self.relations.get(record.key)
         if first is not None:
             self.problem(where, line, f"the same relation as {first.where}; imported once")
             return
         self.relations[record.key] = record
         self.parsed.relations.append(record)
+
+
+# MemoryMesh's node fields under the official entity's names, and back (for messages).
+_MESH_NODE = {"nodeType": "entityType", "metadata": "observations"}
+_BACK: dict[str, dict[str, str]] = {"entity": {}, "node": {v: k for k, v in _MESH_NODE.items()}}
+
+
+def _renamed(item: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    return {names.get(key, key): value for key, value in item.items()}
 
 
 def unique_in_order(items: Iterable[str]) -> list[str]:

@@ -3,8 +3,10 @@
 The official file (as the official server writes it) is JSONL: one compact object per line, entities
 (`type, name, entityType, observations`) then relations (`type, from, to, relationType`). The
 oldest releases wrote one pretty-printed document `{"entities": [...], "relations": [...]}`
-(`memory.json`); both are read (graphmem.memory_file). Reading is tolerant where the official
-loader is not: a bad line is reported with its line number and the rest still imports.
+(`memory.json`); both are read (graphmem.memory_file), and so is MemoryMesh's JSONL of
+`node` and `edge` records, which is also written back (export_memorymesh). Reading is
+tolerant where the official loader is not: a bad line is reported with its line number and the
+rest still imports.
 Importing is idempotent: it only adds what the graph lacks, so running it twice changes nothing
 the second time.
 """
@@ -20,10 +22,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from actors.commands import (
+    AddEdges,
     AddObservations,
     CommandOf,
     CreateEntities,
     CreateRelations,
+    EdgeInput,
     EntityInput,
     ObservationInput,
     RelationInput,
@@ -44,6 +48,7 @@ from graphmem.memory_file import (
     unique_in_order,
 )
 from graphmem.tools.graph_values import entity_value, relation_value
+from graphmem.tools.mesh_values import edge_value, node_value
 from projections.graph import GraphProjection
 
 T = TypeVar("T")
@@ -61,6 +66,7 @@ __all__ = [
     "ParsedMemory",
     "Problem",
     "export_jsonl",
+    "export_memorymesh",
     "import_memory",
     "parse_memory",
     "read_memory_file",
@@ -215,11 +221,20 @@ class _Importer:
                 continue
             self.advance(1)
         for batch in _batches(wanted, self.batch_size):
-            command = CreateRelations(relations=[RelationInput(*r.key) for r in batch])
-            result = self._execute(command, batch, "relations")
-            if result is not None:
-                self.report.relations_created += len(result.created)
-                self.report.relations_present += len(result.skipped)
+            if all(r.weight is None for r in batch):
+                command = CreateRelations(relations=[RelationInput(*r.key) for r in batch])
+                result = self._execute(command, batch, "relations")
+                if result is not None:
+                    self.report.relations_created += len(result.created)
+                    self.report.relations_present += len(result.skipped)
+            else:
+                # MemoryMesh's edges keep their weight (1 where the file gives none).
+                edges = AddEdges(
+                    [EdgeInput(*r.key, 1.0 if r.weight is None else r.weight) for r in batch]
+                )
+                added = self._execute(edges, batch, "edges")
+                if added is not None:
+                    self.report.relations_created += len(added.edges)
             self.advance(len(batch))
 
     def _execute(
@@ -284,7 +299,19 @@ def export_jsonl(graph: GraphProjection) -> bytes:
     # from, to, relationType.
     lines = [_line({"type": "entity", **entity_value(e)}) for e in graph.entities()]
     lines.extend(_line({"type": "relation", **relation_value(r)}) for r in graph.relations())
-    text = "\n".join(lines)
+    return _utf8("\n".join(lines))
+
+
+def export_memorymesh(graph: GraphProjection) -> bytes:
+    """The graph as MemoryMesh's memory file: a `node` line per entity (`name, nodeType,
+    metadata`), then an `edge` line per relation (`from, to, edgeType, weight`), each line
+    ending in a newline. One consistent snapshot when run inside one `query_blocking`."""
+    lines = [_line({"type": "node", **node_value(e)}) for e in graph.entities()]
+    lines.extend(_line({"type": "edge", **edge_value(r)}) for r in graph.relations())
+    return _utf8("".join(f"{line}\n" for line in lines))
+
+
+def _utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

@@ -1,9 +1,11 @@
-"""`graphmem import` and `graphmem export`: the official memory server's file in and out."""
+"""`graphmem import` and `graphmem export`: the official memory server's file (or MemoryMesh's)
+in and out."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 
 from tqdm import tqdm  # type: ignore[import-untyped]
@@ -18,23 +20,32 @@ from graphmem.migration import (
     ImportReport,
     MemoryFileError,
     export_jsonl,
+    export_memorymesh,
     import_memory,
     read_memory_file,
     write_atomic,
 )
+from projections.graph import GraphProjection
 
 __all__ = ["SHOWN_PROBLEMS", "add_parsers"]
 
 SHOWN_PROBLEMS = 20
+# `graphmem export --format`: what the graph is written as.
+EXPORTERS: dict[str, Callable[[GraphProjection], bytes]] = {
+    "official": export_jsonl,
+    "memorymesh": export_memorymesh,
+}
 
 
 def add_parsers(subparsers: Subparsers) -> None:
     """Register `import` and `export`."""
     import_ = subparsers.add_parser(
         "import",
-        help="import an official memory file (memory.jsonl or legacy memory.json)",
+        help="import an official memory file (memory.jsonl or legacy memory.json) or "
+        "MemoryMesh's memory file",
         description="Import the official memory server's file into the graph: JSONL, or the "
-        "legacy single-document memory.json. Idempotent: only what the graph lacks is added "
+        "legacy single-document memory.json; or MemoryMesh's memory file (JSONL of node and "
+        "edge records; edges keep their weight). Idempotent: only what the graph lacks is added "
         "(missing entities, the observations existing entities lack, missing relations), so "
         "importing the same file again changes nothing. Malformed lines and relations to "
         "missing entities are reported with their line numbers and skipped. Shows progress "
@@ -61,6 +72,13 @@ def add_parsers(subparsers: Subparsers) -> None:
     )
     export.add_argument(
         "-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout"
+    )
+    export.add_argument(
+        "--format",
+        choices=tuple(EXPORTERS),
+        default="official",
+        help="official: the official memory server's file (default); memorymesh: MemoryMesh's "
+        "memory file (node and edge lines, edges with their weight)",
     )
     export.add_argument(
         "--as-of",
@@ -119,7 +137,9 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _print_report(report: ImportReport, file: str, settings: Settings) -> None:
-    kind = "legacy JSON document" if report.format == "legacy-json" else "JSONL"
+    kind = {"legacy-json": "legacy JSON document", "memorymesh": "MemoryMesh JSONL"}.get(
+        report.format, "JSONL"
+    )
     print(f"Imported {file} ({kind}) into {settings.data_dir}")
     print(
         f"  entities:     {report.entities_created} created, "
@@ -144,11 +164,12 @@ def _print_report(report: ImportReport, file: str, settings: Settings) -> None:
 def _export(args: argparse.Namespace, settings: Settings) -> int:
     as_of: Point | None = args.as_of
     output: str | None = args.output
+    exporter = EXPORTERS[args.format]
     if as_of is not None:
-        data = export_as_of(settings, as_of)
+        data = export_as_of(settings, as_of, exporter)
     else:
         with running(settings, load_schemas=False) as app:
-            data = app.graph.query_blocking(export_jsonl)
+            data = app.graph.query_blocking(exporter)
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()

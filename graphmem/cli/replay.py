@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from tqdm import tqdm  # type: ignore[import-untyped]
@@ -65,10 +66,14 @@ def _describe(event_log: EventLog, position: int) -> str:
     return f"position {position} ({iso_time(envelope.hlc)})"
 
 
-def export_as_of(settings: Settings, point: Point) -> bytes:
-    """The official JSONL of the graph as it was at `point`."""
+def export_as_of(
+    settings: Settings,
+    point: Point,
+    exporter: Callable[[GraphProjection], bytes] = export_jsonl,
+) -> bytes:
+    """The graph as it was at `point`, written by `exporter` (the official JSONL by default)."""
     with open_log(settings) as event_log:
-        return export_jsonl(graph_at(event_log, resolve_point(event_log, point)))
+        return exporter(graph_at(event_log, resolve_point(event_log, point)))
 
 
 # --- graphmem diff -------------------------------------------------------------------------------
