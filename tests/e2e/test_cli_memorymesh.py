@@ -139,7 +139,7 @@ async def test_the_imported_graph_answers_the_mesh_tools_as_memorymesh_would(
             )
         )
 
-    assert [n["name"] for n in found["data"]["nodes"]][0] == "Gandalf"
+    assert found["data"]["nodes"][0]["name"] == "Gandalf"
     edges = {(e["from"], e["to"]): e["weight"] for e in opened["data"]["edges"]}
     assert edges == {("Gandalf", "Rivendell"): 1.0, ("Rivendell", "Moria"): 0.4}
     assert updated["data"]["edgeChanges"]["remove"] == [
