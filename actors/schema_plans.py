@@ -3,7 +3,7 @@
 A call is checked against its type's EntitySchema (MemoryMesh's rules) and turned into commands
 the graph writer decides atomically; nothing here reads the graph, so whether a node or a
 relationship target exists is decided there. Property values become metadata entries
-("Current Location: Rivendell", projections.metadata.format_entry) in schema order, then extra
+("currentLocation: Rivendell", projections.metadata.format_entry) in schema order, then extra
 keys in argument order; `name` is the node's name and is not stored as metadata. Argument keys
 are matched to properties exactly, else by their normalized metadata key, so "current_location"
 still creates the located_in edge instead of an untyped entry that shadows it.

@@ -338,7 +338,7 @@ class _Found:
             prop.name,
             "",
             f'Required property "{prop.name}" is missing: set it with '
-            f'update_{self.schema.type_name}, or add the entry "{display_name(prop.name)}: ...".',
+            f'update_{self.schema.type_name}, or add the entry "{prop.name}: ...".',
         )
 
     def unknown_key(self, key: str, value: str, entry: str) -> None:

@@ -185,7 +185,7 @@ def test_a_node_written_by_the_schema_tools_conforms_and_reads_back_its_values()
             "role",
             "",
             'Required property "role" is missing: set it with update_npc, or add the entry '
-            '"Role: ...".',
+            '"role: ...".',
         )
     ]
     assert world.view.fields("Gimli") == {**arguments, "role": "Warrior", "age": 140}
