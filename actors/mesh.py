@@ -337,7 +337,8 @@ def delete_metadata(
 ) -> tuple[list[AnyEvent], DeleteMetadataResult]:
     """delete_metadata: every node must exist (NodeNotFoundError, before anything is
     decided). Item by item, each listed entry the node has is removed, every occurrence of it
-    (one ObservationDeleted). The result lists, per item, the entries actually removed."""
+    (one ObservationDeleted), and so is a "key: value" entry whose key is spelled otherwise
+    (_matching_entries). The result lists, per item, the entries actually removed."""
     for change in command.changes:
         _alive(graph, change.node_name)
     work = WorkingGraph(graph)
@@ -354,14 +355,12 @@ def delete_metadata(
 
 
 def _matching_entries(present: Sequence[str], entry: str) -> list[str]:
-    """The node's entries `entry` names: itself, and any "key: value" entry whose key
+    """The node's entries `entry` names: itself, and every "key: value" entry whose key
     normalizes like its key with the same value, so "motto: Onward" also finds the
     "Motto: Onward" an older graphmem stored (keys are one property whatever their spelling)."""
-    if entry in present:
-        return [entry]
     parsed = parse_entry(entry)
     if parsed is None:
-        return []
+        return [entry] if entry in present else []
     key, value = normalize_key(parsed[0]), parsed[1]
     return [
         content

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -201,6 +201,10 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
             spec = catalog.get(name)
         return spec
 
+    async def current_tools() -> Callable[[str], bool]:
+        await catalog.refresh(graph)
+        return catalog.has
+
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -224,7 +228,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
                 family,
                 clock,
             )
-            outcome = await _run(spec, tool_context, arguments, exists=catalog.has)
+            outcome = await _run(spec, tool_context, arguments, tool_names=current_tools)
             if outcome.mutated and not outcome.is_error:
                 # Before the answer, as the official server does.
                 await notifier.resource_updated(GRAPH_URI)
@@ -322,10 +326,15 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
 
 
 def _unknown_tool(name: str, names: Iterable[str]) -> str:
-    # The official server's sentence first (clients may match it), then where to go instead.
+    # The official server's words, byte for byte when no tool is close (its transcripts replay
+    # identically); else the closest names after them.
     closest = closest_tools(name, names)
-    hint = f" Did you mean: {', '.join(closest)}?" if closest else ""
-    return f"MCP error -32602: Tool {name} not found.{hint} tools/list lists every tool."
+    official = f"MCP error -32602: Tool {name} not found"
+    return f"{official}. Did you mean: {', '.join(closest)}?" if closest else official
+
+
+def _any_tool(name: str) -> bool:
+    return True
 
 
 async def _run(
@@ -333,9 +342,13 @@ async def _run(
     ctx: ToolContext,
     arguments: dict[str, Any],
     *,
-    exists: Callable[[str], bool],
+    tool_names: Callable[[], Awaitable[Callable[[str], bool]]],
 ) -> ToolOutcome:
-    def failed(message: str, suggestions: list[str] | None = None) -> ToolOutcome:
+    def failed(
+        message: str,
+        suggestions: list[str] | None = None,
+        exists: Callable[[str], bool] = _any_tool,
+    ) -> ToolOutcome:
         if spec.error_style == "mesh":
             return mesh_error(
                 public_message(spec.tool.name, message),
@@ -344,12 +357,19 @@ async def _run(
             )
         return error(message)
 
+    async def refused(message: str, suggestions: list[str] | None) -> ToolOutcome:
+        # Which tools exist is asked only for a refusal with suggestions (a static tool's
+        # call does not refresh the schema tools on its way in).
+        if spec.error_style != "mesh" or not suggestions:
+            return failed(message, suggestions)
+        return failed(message, suggestions, await tool_names())
+
     try:
         outcome: ToolOutcome = await spec.run(ctx, arguments)
     except ToolInputError as problem:
-        return failed(str(problem), getattr(problem, "suggestions", None))
+        return await refused(str(problem), getattr(problem, "suggestions", None))
     except CommandRejectedError as rejection:
-        return failed(rejection.message, getattr(rejection, "suggestions", None))
+        return await refused(rejection.message, getattr(rejection, "suggestions", None))
     except FAULTS as fault:  # a damaged log, a full or read-only disk: say so, not "internal"
         log.error("tool_failed", tool=spec.tool.name, reason=str(fault))
         return failed(f"{spec.tool.name} failed: {explain(fault)}")

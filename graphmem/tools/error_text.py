@@ -43,6 +43,21 @@ def existing_suggestions(suggestions: Sequence[str], exists: Callable[[str], boo
 
 def closest_tools(name: str, names: Iterable[str], count: int = 3) -> list[str]:
     """The tool names most like `name` (a misspelling, a type with no schema), best first."""
-    # 0.7: "serch_nodes" finds search_nodes, "add_npcs" add_npc; "add_dragon" finds nothing
-    # rather than add_location (0.64), which would be a wrong lead.
-    return difflib.get_close_matches(name, list(names), n=count, cutoff=0.7)
+    # The whole names must be close (0.7: "serch_nodes" finds search_nodes, "add_npcs"
+    # add_npc) and so must what follows the verb (0.7), or "add_dragon" would find add_person
+    # (0.7 on the whole name, 0.5 on "dragon" against "person"): a wrong lead.
+    scored = [
+        (difflib.SequenceMatcher(None, name, other).ratio(), other)
+        for other in names
+        if _close(_rest(name), _rest(other), 0.7)
+    ]
+    close = sorted((s for s in scored if s[0] >= 0.7), key=lambda s: -s[0])
+    return [other for _, other in close[:count]]
+
+
+def _rest(name: str) -> str:
+    return name.partition("_")[2] or name
+
+
+def _close(a: str, b: str, cutoff: float) -> bool:
+    return difflib.SequenceMatcher(None, a, b).ratio() >= cutoff

@@ -564,6 +564,15 @@ def test_delete_metadata_removes_every_occurrence_and_reports_what_it_removed() 
     assert graph.observations("A") == ["y", "z"]
 
 
+def test_delete_metadata_finds_an_entry_under_any_spelling_of_its_key_with_the_same_value() -> None:
+    graph = mesh(node("A", "npc", "Motto: Onward", "motto: Onward", "Motto: Forward", "Onward"))
+
+    result = run(graph, DeleteMetadata([MetadataChange("A", ["motto: Onward", "mot to: x"])]))
+
+    assert result == DeleteMetadataResult([MetadataChange("A", ["Motto: Onward", "motto: Onward"])])
+    assert graph.observations("A") == ["Motto: Forward", "Onward"]
+
+
 def test_delete_metadata_on_a_missing_node_is_refused() -> None:
     refused(mesh(node("A")), DeleteMetadata([MetadataChange("Nope", ["x"])]), NodeNotFoundError)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.raw_stdio import RawServer
 from tests.e2e.support import call, legacy_session, modern_client, text
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -146,3 +147,21 @@ async def test_the_imported_graph_answers_the_mesh_tools_as_memorymesh_would(
         {"from": "Gandalf", "to": "Rivendell", "edgeType": "located_in", "weight": 1.0}
     ]
     assert "currentLocation: Moria" in updated["data"]["updatedNode"]["metadata"]
+
+
+def test_a_client_that_never_lists_tools_is_still_pointed_at_the_schema_tools(
+    tmp_path: Path,
+) -> None:
+    # An SDK client lists the tools before its first call; a raw one may never do so.
+    server = RawServer(tmp_path / "data", GRAPHMEM_TOOLS="mesh,schema", **MEMORYMESH_ENV)
+    try:
+        server.initialize()
+        gandalf = {"name": "Gandalf", "nodeType": "npc", "metadata": []}
+        server.call_tool("add_nodes", {"nodes": [gandalf]})
+        answer = server.call_tool("add_nodes", {"nodes": [gandalf]})
+    finally:
+        server.close()
+
+    body = json.loads(answer["result"]["content"][0]["text"])
+    assert answer["result"]["isError"] is True
+    assert body["suggestions"][0] == 'Update "Gandalf" with update_npc'

@@ -264,4 +264,4 @@ async def test_without_the_schema_family_no_schema_tool_is_served(app: App) -> N
 
     assert "add_npc" not in names and "create_entities" in names
     assert called.is_error
-    assert called.content[0].text.startswith("MCP error -32602: Tool add_npc not found.")  # type: ignore[union-attr]
+    assert called.content[0].text == "MCP error -32602: Tool add_npc not found"  # type: ignore[union-attr]

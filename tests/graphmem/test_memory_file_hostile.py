@@ -64,7 +64,9 @@ def test_an_unknown_type_that_is_a_deep_array_is_named_by_its_kind() -> None:
     line = b'{"type":' + b"[" * 60 + b"]" * 60 + b"}"
     parsed = parse_memory(b"\n".join([line, entity("A")]))
 
-    assert reasons(parsed) == {1: "unknown type an array: only entities and relations import"}
+    assert reasons(parsed) == {
+        1: "unknown type an array: only entities and relations (nodes and edges) import"
+    }
 
 
 @pytest.mark.parametrize(

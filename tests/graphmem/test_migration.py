@@ -116,7 +116,9 @@ def test_an_unknown_type_is_reported_as_a_problem_and_the_rest_still_reads() -> 
     parsed = parse_memory(jsonl(entity("A"), {"type": "note", "text": "hi"}, entity("B")))
 
     assert [e.name for e in parsed.entities] == ["A", "B"]
-    assert problems(parsed) == ['line 2: unknown type "note": only entities and relations import']
+    assert problems(parsed) == [
+        'line 2: unknown type "note": only entities and relations (nodes and edges) import'
+    ]
     assert parsed.problems[0].line == 2
 
 
@@ -148,7 +150,7 @@ def test_malformed_lines_are_reported_with_their_line_numbers_and_reasons() -> N
     assert found[2].startswith("not valid JSON (")
     assert "column" in found[2]
     assert found[3] == "is an array, not an object"
-    assert found[4] == 'has no "type" (expected "entity" or "relation")'
+    assert found[4] == 'has no "type" (expected "entity" or "relation", or "node" or "edge")'
     assert found[5] == "entity has no name; the entity was not imported"
     assert found[6] == "name is a number, not a string; the entity was not imported"
     assert found[7] == "relation has no to; the relation was not imported"

@@ -268,6 +268,21 @@ async def test_suggestions_name_only_tools_that_exist(tmp_path: Path, era: str) 
     assert any("update_nodes" in s for s in wrong_type["suggestions"])
 
 
+async def test_a_static_tools_refusal_suggests_the_schema_tools_of_the_type_at_hand(
+    tmp_path: Path, era: str
+) -> None:
+    async with mesh_client(era, tmp_path / "data") as client:
+        # The first calls are static tools: nothing has listed the schema tools yet.
+        gandalf = {"name": "Gandalf", "nodeType": "npc", "metadata": []}
+        ok(await call(client, "add_nodes", {"nodes": [gandalf]}))
+        exists = refused(await call(client, "add_nodes", {"nodes": [gandalf]}))
+
+    assert exists["suggestions"][:2] == [
+        'Update "Gandalf" with update_npc',
+        'Update "Gandalf" with update_nodes',
+    ]
+
+
 async def test_an_unknown_tool_is_answered_with_the_closest_tool_names(
     tmp_path: Path, era: str
 ) -> None:
@@ -275,9 +290,12 @@ async def test_an_unknown_tool_is_answered_with_the_closest_tool_names(
         misspelt = await call(client, "add_npcs", {})
         far = await call(client, "summon_dragon", {})
 
-    assert misspelt.is_error and "Did you mean: add_npc" in text(misspelt)
-    assert far.is_error and "Did you mean" not in text(far)
-    assert "tools/list lists every tool" in text(far)
+    assert misspelt.is_error
+    assert text(misspelt).startswith(
+        "MCP error -32602: Tool add_npcs not found. Did you mean: add_npc"
+    )
+    # Nothing close: the official server's words, unchanged.
+    assert far.is_error and text(far) == "MCP error -32602: Tool summon_dragon not found"
 
 
 # --- 6. one type rule for declared and undeclared keys -----------------------------------------

@@ -271,7 +271,7 @@ async def test_bad_input_is_a_tool_error_that_says_what_to_fix(
 
         unknown_tool = await call(s, "add_dragon", {"dragon": {"name": "Smaug"}})
         assert unknown_tool.is_error
-        assert text(unknown_tool).startswith("MCP error -32602: Tool add_dragon not found.")
+        assert text(unknown_tool) == "MCP error -32602: Tool add_dragon not found"
 
 
 async def test_schema_tools_and_memory_tools_share_one_graph(
