@@ -235,10 +235,21 @@ async def test_errors_name_no_internal_steps_or_wire_prefixes(tmp_path: Path, er
             )
         )
         bad_shape = refused(await call(client, "open_nodes", {"names": "Gandalf"}))
+        no_such_npc = refused(
+            await call(client, "update_npc", {"npc": {"name": "Nobody", "role": "Bard"}})
+        )
+        wrong_kind = refused(await call(client, "add_npc", {"npc": {**npc, "traits": 3}}))
 
-    for body in (missing_target, bad_weight, bad_shape):
+    for body in (missing_target, bad_weight, bad_shape, no_such_npc, wrong_kind):
         message = body["error"]
-        for internal in ("Step ", "AddEdges", "AddNodes", "CommitTransaction", "MCP error"):
+        for internal in (
+            "Step ",
+            "AddEdges",
+            "AddNodes",
+            "SetNodeProperties",
+            "CommitTransaction",
+            "MCP error",
+        ):
             assert internal not in message, message
         assert body["suggestions"]
     assert missing_target["error"].startswith("Node not found: Nowhere.")
