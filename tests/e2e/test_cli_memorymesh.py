@@ -113,6 +113,9 @@ def test_export_as_memorymesh_writes_its_file_back_with_every_edges_weight(
     written = graphmem(data_dir, "export", "--format", "memorymesh", "-o", str(to_file))
     assert written.returncode == 0, written.stderr.decode()
     assert to_file.read_bytes() == exported.stdout
+    before_import = graphmem(data_dir, "export", "--format", "memorymesh", "--as-of", "0")
+    assert before_import.returncode == 0, before_import.stderr.decode()
+    assert before_import.stdout == b""  # the empty graph: no line at all
     official = graphmem(data_dir, "export")
     assert records(official.stdout)[0] == {
         "type": "entity",

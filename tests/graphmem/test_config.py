@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from eventstore.log import Durability
-from graphmem.config import Settings, SettingsError
+from graphmem.config import Settings, SettingsError, shipped_schemas_dir
 from graphmem.limits import InputLimits
 
 
@@ -73,6 +73,24 @@ def test_tool_profiles_schema_folders_sets_and_hooks_are_read(tmp_path: Path) ->
     assert settings.schema_folders[-1] == tmp_path
     assert settings.watch_schemas is False
     assert settings.hooks == ("a.b:c", "d:e")
+
+
+def test_the_default_schema_set_is_served_unless_turned_off(tmp_path: Path) -> None:
+    shipped = shipped_schemas_dir()
+    on = Settings.from_env({"GRAPHMEM_SCHEMAS_DIR": str(tmp_path)})
+    off = Settings.from_env(
+        {
+            "GRAPHMEM_SCHEMAS_DIR": str(tmp_path),
+            "GRAPHMEM_SCHEMA_SETS": "rpg",
+            "GRAPHMEM_DEFAULT_SCHEMAS": "false",
+        }
+    )
+
+    assert on.schema_folders == (shipped, tmp_path) and on.retired_schema_folders == ()
+    assert off.schema_folders == (shipped / "rpg", tmp_path)
+    assert off.retired_schema_folders == (shipped,)
+    with pytest.raises(SettingsError, match="GRAPHMEM_DEFAULT_SCHEMAS"):
+        Settings.from_env({"GRAPHMEM_DEFAULT_SCHEMAS": "sometimes"})
 
 
 def test_the_default_profile_is_memory_and_schema() -> None:
