@@ -299,7 +299,8 @@ class LmdbEventLog:
             for key, value in cast(Iterator[tuple[bytes, bytes]], cursor):
                 if not key.startswith(prefix):
                     break
-                found[key[len(prefix) :].decode(errors="replace")] = keys.from_u64(value)
+                if seq := keys.from_u64(value):  # a counter written before any append
+                    found[key[len(prefix) :].decode(errors="replace")] = seq
             return found
 
         return self._read(read)
