@@ -3,10 +3,17 @@ duplicate and reordered delivery. Every scenario ends with identical graphs ever
 
 from __future__ import annotations
 
+import asyncio
+import json
 import random
+import urllib.request
 from collections.abc import Callable
 
-from eventstore.events import Envelope
+import nats
+from nats.js.errors import BadRequestError
+
+from eventstore.events import Envelope, encode_envelope
+from graphmem.replication import names
 from graphmem.replication.hub import Hub
 from tests.replication.nodes import Link, Node, converged, wait_for
 
@@ -111,14 +118,6 @@ def test_duplicate_and_reordered_delivery_leave_the_graph_as_in_order_delivery(
 def test_a_republished_message_id_is_a_duplicate_and_a_stale_writer_is_refused(
     hub: Hub, nodes: Callable[..., Node]
 ) -> None:
-    import asyncio
-
-    import nats
-    from nats.js.errors import BadRequestError
-
-    from eventstore.events import encode_envelope
-    from graphmem.replication import names
-
     a = nodes("a", hub.url)
     _write_round([a], "x", 5)
     wait_for(lambda: _hub_last(hub, "a") == 10, what="the hub to hold a's 10 events")
@@ -148,9 +147,6 @@ def test_a_republished_message_id_is_a_duplicate_and_a_stale_writer_is_refused(
 
 
 def _hub_last(hub: Hub, node: str) -> int:
-    import json
-    import urllib.request
-
     url = f"http://127.0.0.1:{hub.monitor_port}/jsz?streams=true"
     with urllib.request.urlopen(url, timeout=2) as response:
         data = json.load(response)
