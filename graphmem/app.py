@@ -160,7 +160,7 @@ def _start_replicator(
         log.error("replication_not_started", reason=problem)
         return
     try:
-        from graphmem.replication.nats_link import NatsLink
+        from graphmem.replication.nats_link import NatsLink  # noqa: PLC0415 (nats-py only now)
     except ImportError as missing:
         log.error(
             "replication_not_started",

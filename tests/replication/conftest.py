@@ -50,3 +50,8 @@ def nodes(tmp_path: Path) -> Iterator[Callable[..., Node]]:
     yield make
     for node in made:
         node.stop()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
