@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from graphmem.replication.hub import Hub
-from tests.replication.nodes import Node, converged
+from tests.replication.nodes import Link, Node, converged
 
 
 def test_three_nodes_writing_concurrently_end_with_identical_graphs(
