@@ -91,7 +91,7 @@ def test_replication_settings_come_from_the_environment() -> None:
 
 @pytest.mark.parametrize("group", ["a_b", "has space", "x" * 33, "dot.ted"])
 def test_a_group_that_cannot_name_a_stream_is_refused_with_the_rule(group: str) -> None:
-    with pytest.raises(SettingsError, match="GRAPHMEM_REPLICA_GROUP=.*letters, digits or '-'"):
+    with pytest.raises(SettingsError, match=r"GRAPHMEM_REPLICA_GROUP=.*letters, digits or '-'"):
         Settings.from_env({"GRAPHMEM_REPLICA_GROUP": group})
 
 
