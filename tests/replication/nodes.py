@@ -26,6 +26,8 @@ from projections.graph import GraphProjection
 
 T = TypeVar("T")
 
+PROXY = Path(__file__).resolve().parents[2] / "bench" / "tcp_proxy.py"
+
 WAIT = 60.0  # the longest any convergence may take on a loaded 2-core box
 
 
@@ -52,7 +54,7 @@ class Link:
         self.proc = subprocess.Popen(
             [
                 sys.executable,
-                str(Path(__file__).with_name("proxy.py")),
+                str(PROXY),
                 str(self.port),
                 str(self.target),
             ],
