@@ -30,6 +30,7 @@ from eventstore.events import Envelope, decode_envelope
 from eventstore.log import RemoteAppend
 
 __all__ = [
+    "ForeignEnvelopeError",
     "Link",
     "Received",
     "ReplicatorActor",
@@ -69,11 +70,16 @@ class RemoteGraph(Protocol):
 
 @dataclass(frozen=True)
 class Received:
-    """Encoded envelopes of other nodes (whole transactions, in each origin's order);
-    `reply` gets the log's RemoteAppend once they are committed and folded."""
+    """Encoded envelopes of node `origin` (whole transactions, in its order), read from its
+    stream; `reply` gets the log's RemoteAppend once they are committed and folded."""
 
+    origin: str
     records: Sequence[bytes]
     reply: Reply[RemoteAppend]
+
+
+class ForeignEnvelopeError(ValueError):
+    """A stream held an envelope of another origin than its own: refused whole."""
 
 
 @dataclass
@@ -97,9 +103,9 @@ class ReplicatorPort:
     def __init__(self, ref: pykka.ActorRef[ReplicatorActor]) -> None:
         self._ref = ref
 
-    def deliver(self, records: Sequence[bytes], reply: Reply[RemoteAppend]) -> None:
+    def deliver(self, origin: str, records: Sequence[bytes], reply: Reply[RemoteAppend]) -> None:
         try:
-            self._ref.tell(Received(records, reply))
+            self._ref.tell(Received(origin, records, reply))
         except pykka.ActorDeadError as dead:
             reply.fail(dead)
 
@@ -136,9 +142,9 @@ class ReplicatorActor(pykka.ThreadingActor):
 
     def on_receive(self, message: Any) -> Any:
         match message:
-            case Received(records=records, reply=reply):
+            case Received(origin=origin, records=records, reply=reply):
                 try:
-                    reply.ok(self._apply(records))
+                    reply.ok(self._apply(origin, records))
                 except Exception as error:  # the writer refused (disk full): the link retries
                     reply.fail(error)
             case _Counters(reply=reply):
@@ -151,8 +157,15 @@ class ReplicatorActor(pykka.ThreadingActor):
         """Ask for the counters (answered on `reply`)."""
         self.actor_ref.tell(_Counters(reply))
 
-    def _apply(self, records: Sequence[bytes]) -> RemoteAppend:
+    def _apply(self, origin: str, records: Sequence[bytes]) -> RemoteAppend:
         envelopes = [decode_envelope(record) for record in records]
+        # A node may only speak for itself: what another node's stream holds of a third one
+        # (a misconfigured publisher, a hub without per-node permissions) is not applied.
+        if foreign := sorted({e.origin for e in envelopes if e.origin != origin}):
+            raise ForeignEnvelopeError(
+                f"the stream of node {origin} holds events of {', '.join(foreign)}: refused; "
+                "give each node publish rights on its own subject only"
+            )
         result = self._graph.apply_remote_blocking(envelopes, timeout=APPLY_TIMEOUT)
         counters = self._counters
         counters.applied += len(result.stored)

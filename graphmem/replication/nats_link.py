@@ -62,7 +62,8 @@ APPLY_BATCH = 5000  # records per hand-over to the writer (whole transactions)
 ACK_TIMEOUT = 10.0  # an ack lost in a disconnect: re-read the stream and resume
 APPLY_TIMEOUT = 150.0
 IDLE_RECHECK = 5.0  # the outbound loop looks again even when nobody woke it
-MAX_BACKOFF = 30.0
+MAX_BACKOFF = 30.0  # between attempts to connect
+FEED_BACKOFF = 5.0  # between attempts to follow a peer's stream (e.g. not recreated yet)
 DUPLICATE_WINDOW = 120.0
 
 
@@ -379,7 +380,7 @@ class NatsLink:
             except Exception as error:
                 self._error(f"following {peer}: {_describe(error)}")
                 await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF)
+                backoff = min(backoff * 2, FEED_BACKOFF)
                 continue
             backoff = 0.5
             try:
@@ -411,7 +412,7 @@ class NatsLink:
                 if count == 0:
                     break  # the rest of a transaction is on its way
                 batch, pending = pending[:count], pending[count:]
-                result = await self._deliver([m.data for m in batch])
+                result = await self._deliver(peer, [m.data for m in batch])
                 self._state.received += len(result.stored)
                 self._state_dirty = True
                 if result.gaps:
@@ -429,10 +430,10 @@ class NatsLink:
             )
             await asyncio.sleep(MAX_BACKOFF)
 
-    async def _deliver(self, records: list[bytes]) -> RemoteAppend:
+    async def _deliver(self, origin: str, records: list[bytes]) -> RemoteAppend:
         assert self._port is not None
         reply: AsyncReply[RemoteAppend] = AsyncReply()
-        self._port.deliver(records, reply)
+        self._port.deliver(origin, records, reply)
         return await reply.wait(APPLY_TIMEOUT)
 
     # --- state --------------------------------------------------------------------------------

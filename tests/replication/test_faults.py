@@ -155,3 +155,37 @@ def _hub_last(hub: Hub, node: str) -> int:
             if stream["name"] == f"GM_t_{node}":
                 return int(stream["state"]["last_seq"])
     return 0
+
+
+def test_a_stream_holding_another_nodes_events_is_refused_and_reported(
+    hub: Hub, nodes: Callable[..., Node]
+) -> None:
+    a, b = nodes("a", hub.url), nodes("b", hub.url)
+    a.create("genuine")
+    assert a.log is not None
+    forged = encode_envelope(a.log.read_origin("a", 1, 1)[0])
+
+    async def publish_as_z() -> None:
+        nc = await nats.connect(hub.url)
+        try:
+            js = nc.jetstream()
+            await js.add_stream(
+                name=names.stream_name("t", "z"), subjects=[names.subject("t", "z")]
+            )
+            await js.publish(names.subject("t", "z"), forged)  # a's event in z's stream
+        finally:
+            await nc.close()
+
+    asyncio.run(publish_as_z())
+    state_file = b.dir / "replication.json"
+
+    def refused() -> bool:
+        try:
+            error = json.loads(state_file.read_text())["last_error"] or ""
+        except (OSError, ValueError):
+            return False
+        return "stream of node z holds events of a" in error
+
+    wait_for(refused, what="b to refuse z's stream")
+    converged([a, b])  # a's own stream still reaches b
+    assert b.frontier() == {"a": 1}
