@@ -75,6 +75,13 @@ def add_parsers(subparsers: Subparsers) -> None:
         metavar="BYTES",
         help=f"the most bytes of events on disk (default {HubLimits().max_file_store})",
     )
+    hub.add_argument(
+        "--include",
+        default=None,
+        metavar="FILE",
+        help="a nats-server config file to include (tls { ... }, authorization { ... }): "
+        "what a hub reachable beyond this machine needs",
+    )
     hub.set_defaults(run=_hub_command)
 
 
@@ -134,8 +141,17 @@ def _hub_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.max_store <= 0:
         raise CliError("--max-store must be a positive number of bytes", code=2)
     store = Path(args.store).expanduser() if args.store else settings.data_dir / "hub"
-    hub = Hub(store, host=host.strip("[]"), port=port, limits=HubLimits(args.max_store))
-    if not _loopback(hub.host):
+    include = Path(args.include).expanduser() if args.include else None
+    if include is not None and not include.is_file():
+        raise CliError(f"--include {args.include!r}: no such file", code=2)
+    hub = Hub(
+        store,
+        host=host.strip("[]"),
+        port=port,
+        limits=HubLimits(args.max_store),
+        include=include,
+    )
+    if not _loopback(hub.host) and include is None:
         print(
             f"graphmem hub: listening on {hub.host}, beyond this machine: without TLS and "
             "credentials anyone who reaches the port can read and write every memory",

