@@ -19,7 +19,8 @@ from typing import Any, TextIO
 
 from graphmem.cli.command import CliError, Subparsers
 from graphmem.cli.data_dir import open_log
-from graphmem.config import Settings
+from graphmem.config import Settings, replica_token_problem
+from graphmem.replication.gate import tombstone_gate
 from graphmem.replication.hub import Hub, HubError, HubLimits
 from graphmem.replication.status import STATE_FILE, read_state, replication_report
 
@@ -29,7 +30,7 @@ DEFAULT_HUB_PORT = 4222
 
 
 def add_parsers(subparsers: Subparsers) -> None:
-    """Register `replication` (with `status`) and `hub`."""
+    """Register `replication` (with `status`, `gate`, `retire`) and `hub`."""
     replication = subparsers.add_parser(
         "replication",
         help="replication across machines: its state",
@@ -45,6 +46,24 @@ def add_parsers(subparsers: Subparsers) -> None:
     )
     status.add_argument("--json", action="store_true", help="one JSON object instead of text")
     status.set_defaults(run=_status_command)
+    gate = commands.add_parser(
+        "gate",
+        help="which deletions every member has seen (tombstone collection's gate)",
+        description="Ask the hub for every member's reported frontier (GRAPHMEM_REPLICA_MEMBERS "
+        "lists the members, `retire` removes a departed one) and print, per origin, up to "
+        "which sequence its tombstones may be collected, or what holds collection back.",
+    )
+    gate.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    gate.set_defaults(run=_gate_command)
+    retire = commands.add_parser(
+        "retire",
+        help="retire a departed member: it no longer holds back tombstone collection",
+        description="Mark NODE as departed on the hub. Do it only for a machine that will not "
+        "come back with writes it has not sent: its events older than what others hold could "
+        "otherwise revive deleted elements.",
+    )
+    retire.add_argument("node", metavar="NODE")
+    retire.set_defaults(run=_retire_command)
     replication.set_defaults(run=_status_command, json=False)
 
     hub = subparsers.add_parser(
@@ -127,6 +146,64 @@ def _status_command(args: argparse.Namespace, settings: Settings) -> int:
         sys.stdout.write(json.dumps(report) + "\n")
     else:
         print_report(report, sys.stdout)
+    return 0
+
+
+def gate_report(settings: Settings) -> dict[str, Any]:
+    from graphmem.replication.hub_client import (  # noqa: PLC0415 (nats-py only now)
+        HubUnreachableError,
+        read_membership,
+    )
+
+    with open_log(settings) as event_log:
+        own = event_log.origins()
+        node = settings.node_id or event_log.node_id
+    try:
+        frontiers, retired = read_membership(settings.replication)
+    except HubUnreachableError as error:
+        raise CliError(str(error)) from None
+    gate = tombstone_gate(node, own, settings.replication.members, retired, frontiers)
+    return {
+        "node": node,
+        "members": list(settings.replication.members),
+        "retired": retired,
+        "frontiers": frontiers,
+        "open": gate.open,
+        "blocked_by": gate.blocked_by,
+        "collectable_up_to": gate.watermark,
+    }
+
+
+def _gate_command(args: argparse.Namespace, settings: Settings) -> int:
+    report = gate_report(settings)
+    if args.json:
+        sys.stdout.write(json.dumps(report) + "\n")
+        return 0
+    lines = [f"members       {', '.join(report['members']) or '-'}"]
+    lines.append(f"retired       {', '.join(report['retired']) or '-'}")
+    if report["open"]:
+        lines.append("tombstones collectable up to (per origin):")
+        lines += [f"  {o:<12}{s:>9,}" for o, s in report["collectable_up_to"].items()]
+    else:
+        lines.append("nothing is collectable:")
+        lines += [f"  {why}" for why in report["blocked_by"]]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _retire_command(args: argparse.Namespace, settings: Settings) -> int:
+    from graphmem.replication.hub_client import (  # noqa: PLC0415 (nats-py only now)
+        HubUnreachableError,
+        retire,
+    )
+
+    if (problem := replica_token_problem(args.node)) is not None:
+        raise CliError(problem, code=2)
+    try:
+        retire(settings.replication, args.node)
+    except HubUnreachableError as error:
+        raise CliError(str(error)) from None
+    print(f"retired {args.node}: it no longer holds back tombstone collection", file=sys.stderr)
     return 0
 
 

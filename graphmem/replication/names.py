@@ -13,6 +13,7 @@ __all__ = [
     "TX_END",
     "frontier_bucket",
     "node_of_subject",
+    "retired_bucket",
     "stream_name",
     "subject",
 ]
@@ -41,3 +42,8 @@ def node_of_subject(group: str, subject_: str) -> str | None:
 def frontier_bucket(group: str) -> str:
     """The KV bucket where each node keeps its received-frontier ({origin: last seq})."""
     return f"GM_{group}_frontiers"
+
+
+def retired_bucket(group: str) -> str:
+    """The KV bucket of the nodes an operator retired (`graphmem replication retire`)."""
+    return f"GM_{group}_retired"

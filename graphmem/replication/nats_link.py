@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ssl
+import json
 import threading
 import time
 from pathlib import Path
@@ -51,6 +51,7 @@ from eventstore.events import encode_envelope
 from eventstore.log import EventLog, RemoteAppend
 from graphmem.config import ReplicationSettings
 from graphmem.replication import names
+from graphmem.replication.connect import auth_options
 from graphmem.replication.status import LinkState, redact, write_state
 
 __all__ = ["NatsLink"]
@@ -169,6 +170,7 @@ class NatsLink:
         tasks = [
             asyncio.create_task(self._outbound(js)),
             asyncio.create_task(self._discover(js)),
+            asyncio.create_task(self._report_frontier(js)),
         ]
         try:
             closed = asyncio.Event()
@@ -219,17 +221,7 @@ class NatsLink:
             "reconnected_cb": on_reconnected,
             "closed_cb": on_closed,
         }
-        if settings.creds is not None:
-            options["user_credentials"] = str(settings.creds)
-        if settings.tls_ca or settings.tls_cert or any(u.startswith("tls://") for u in self._urls):
-            context = ssl.create_default_context(
-                cafile=str(settings.tls_ca) if settings.tls_ca else None
-            )
-            if settings.tls_cert is not None:
-                context.load_cert_chain(
-                    str(settings.tls_cert), str(settings.tls_key) if settings.tls_key else None
-                )
-            options["tls"] = context
+        options.update(auth_options(settings))
         return options
 
     # --- outbound -----------------------------------------------------------------------------
@@ -345,6 +337,33 @@ class NatsLink:
             except Exception as error:
                 self._error(f"listing the hub's streams: {_describe(error)}")
             await asyncio.sleep(self._discover_every)
+
+    # --- the received-frontier, for the tombstone gate -----------------------------------
+
+    async def _report_frontier(self, js: JetStreamContext) -> None:
+        """Keep this node's frontier ({origin: last seq held}) in the group's KV bucket, at
+        most once a second: the hub holds it durably, so an absent member's last frontier
+        still counts (and holds back collection) until it is retired."""
+        bucket = names.frontier_bucket(self._group)
+        reported: dict[str, int] | None = None
+        kv = None
+        while True:
+            try:
+                frontier = await asyncio.to_thread(self._log.origins)
+                if frontier != reported:
+                    if kv is None:
+                        try:
+                            kv = await js.key_value(bucket)
+                        except NotFoundError:
+                            kv = await js.create_key_value(bucket=bucket, history=1)
+                    await kv.put(self._node, json.dumps(frontier).encode())
+                    reported = frontier
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                kv = None
+                self._error(f"reporting this node's frontier: {_describe(error)}")
+            await asyncio.sleep(1.0)
 
     # --- inbound ------------------------------------------------------------------------------
 
