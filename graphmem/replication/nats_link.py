@@ -47,7 +47,7 @@ from nats.js.errors import NotFoundError
 
 from actors.bridge import AsyncReply
 from actors.replicator import ReplicatorPort, complete_transactions
-from eventstore.events import encode_envelope
+from eventstore.events import Envelope, encode_envelope
 from eventstore.log import EventLog, RemoteAppend
 from graphmem.config import ReplicationSettings
 from graphmem.replication import names
@@ -63,6 +63,7 @@ APPLY_BATCH = 5000  # records per hand-over to the writer (whole transactions)
 ACK_TIMEOUT = 10.0  # an ack lost in a disconnect: re-read the stream and resume
 APPLY_TIMEOUT = 150.0
 IDLE_RECHECK = 5.0  # the outbound loop looks again even when nobody woke it
+COALESCE = 0.002  # after a wake, commits gathered this long go out in one round
 MAX_BACKOFF = 30.0  # between attempts to connect
 FEED_BACKOFF = 5.0  # between attempts to follow a peer's stream (e.g. not recreated yet)
 DUPLICATE_WINDOW = 120.0
@@ -99,6 +100,7 @@ class NatsLink:
         self._state_dirty = True
         self._last_logged_error: str | None = None
         self._closed_event: asyncio.Event | None = None
+        self._resync = False  # set on reconnect: the outbound loop asks the hub again
 
     # --- the Link protocol (called from other threads) --------------------------------------
 
@@ -198,6 +200,7 @@ class NatsLink:
             # Ordered consumers otherwise wait for missed heartbeats: restart every feed
             # from the log's frontier, and look at what is left to send.
             self._set_connected(True)
+            self._resync = True
             for task in self._feeds.values():
                 task.cancel()
             if self._changed is not None:
@@ -231,10 +234,16 @@ class NatsLink:
         assert changed is not None
         me, stream = self._node, names.stream_name(self._group, self._node)
         subject = names.subject(self._group, self._node)
+        # What the hub holds of this node, as the last acks said; None: ask the hub (at the
+        # start, after a reconnect, a refusal or a lost ack, and every IDLE_RECHECK idle).
+        known: int | None = None
         while True:
             try:
                 changed.clear()  # a wake from now on triggers another round
-                hub_last = await self._ensure_stream(js)
+                if self._resync:
+                    self._resync, known = False, None
+                hub_last = known if known is not None else await self._ensure_stream(js)
+                known = hub_last
                 self._state.hub_holds[me] = hub_last
                 mine = self._log.last_origin_seq(me)
                 self._state.to_send = max(mine - hub_last, 0)
@@ -248,49 +257,71 @@ class NatsLink:
                         f"{stream} if the log is the one to keep"
                     )
                     await _wait(changed, IDLE_RECHECK)
+                    known = None
                     continue
                 if hub_last == mine:
-                    await _wait(changed, IDLE_RECHECK)
+                    if await _wait(changed, IDLE_RECHECK):
+                        # Let a burst of commits gather: one round sends them all, which
+                        # keeps the cost per local write small.
+                        await asyncio.sleep(COALESCE)
+                    else:
+                        known = None
                     continue
                 envelopes = await asyncio.to_thread(
                     self._log.read_origin, me, hub_last + 1, hub_last + PUBLISH_BATCH + 1
                 )
-                futures = []
-                for index, envelope in enumerate(envelopes[:PUBLISH_BATCH]):
-                    after = envelopes[index + 1] if index + 1 < len(envelopes) else None
-                    tx_end = after is None or after.tx != envelope.tx
-                    seq = envelope.origin_seq
-                    futures.append(
-                        await js.publish_async(
-                            subject,
-                            encode_envelope(envelope),
-                            headers={
-                                names.MSG_ID: f"{me}:{seq}",
-                                names.EXPECTED_LAST: str(seq - 1),
-                                names.TX_END: "1" if tx_end else "0",
-                            },
-                        )
-                    )
-                try:
-                    acks = await asyncio.wait_for(
-                        asyncio.gather(*futures, return_exceptions=True), ACK_TIMEOUT
-                    )
-                except TimeoutError:
-                    continue  # acks lost in a disconnect: re-read the stream, resume
-                refused = [a for a in acks if isinstance(a, BaseException)]
-                self._state.published += sum(
-                    1 for a in acks if not isinstance(a, BaseException) and not a.duplicate
-                )
-                if refused:
-                    self._error(f"the hub refused an event: {_describe(refused[0])}")
+                known = await self._publish(js, subject, envelopes[:PUBLISH_BATCH], envelopes)
+                if known is None:
                     await asyncio.sleep(0.5)
-                else:
-                    self._clear_error()
             except asyncio.CancelledError:
                 raise
             except Exception as error:
+                known = None
                 self._error(f"sending to the hub: {_describe(error)}")
                 await asyncio.sleep(1.0)
+
+    async def _publish(
+        self,
+        js: JetStreamContext,
+        subject: str,
+        batch: list[Envelope],
+        read: list[Envelope],
+    ) -> int | None:
+        """Publish `batch` (the first of `read`, one more read to see where its last
+        transaction ends); the last origin_seq the hub acknowledged, None when it refused one
+        or the acks did not come (the caller asks the hub where it stands)."""
+        me = self._node
+        futures = []
+        for index, envelope in enumerate(batch):
+            after = read[index + 1] if index + 1 < len(read) else None
+            tx_end = after is None or after.tx != envelope.tx
+            seq = envelope.origin_seq
+            futures.append(
+                await js.publish_async(
+                    subject,
+                    encode_envelope(envelope),
+                    headers={
+                        names.MSG_ID: f"{me}:{seq}",
+                        names.EXPECTED_LAST: str(seq - 1),
+                        names.TX_END: "1" if tx_end else "0",
+                    },
+                )
+            )
+        try:
+            acks = await asyncio.wait_for(
+                asyncio.gather(*futures, return_exceptions=True), ACK_TIMEOUT
+            )
+        except TimeoutError:
+            return None  # acks lost in a disconnect
+        self._state.published += sum(
+            1 for a in acks if not isinstance(a, BaseException) and not a.duplicate
+        )
+        refused = [a for a in acks if isinstance(a, BaseException)]
+        if refused:
+            self._error(f"the hub refused an event: {_describe(refused[0])}")
+            return None
+        self._clear_error()
+        return batch[-1].origin_seq
 
     async def _ensure_stream(self, js: JetStreamContext) -> int:
         name = names.stream_name(self._group, self._node)
@@ -492,9 +523,13 @@ class NatsLink:
                 log.warning("replication_state_not_written", reason=str(error))
 
 
-async def _wait(event: asyncio.Event, timeout: float) -> None:
-    with contextlib.suppress(TimeoutError):
+async def _wait(event: asyncio.Event, timeout: float) -> bool:
+    """True when `event` was set within `timeout`."""
+    try:
         await asyncio.wait_for(event.wait(), timeout)
+    except TimeoutError:
+        return False
+    return True
 
 
 async def _all_streams(js: JetStreamContext) -> list[Any]:
