@@ -38,6 +38,7 @@ from typing import Any
 
 from actors.command_inputs import EntityInput
 from actors.commands import CreateEntities
+from bench.rpc import RpcClient, base_env
 from eventstore.lmdb_log import LmdbEventLog
 from graphmem.app import STOP_TIMEOUT, App, start_actors
 from graphmem.config import ReplicationSettings, Settings
@@ -243,6 +244,60 @@ def cost(root: Path, hub: Hub, writes: int, rounds: int) -> dict[str, Any]:
     }
 
 
+def cost_stdio(root: Path, hub: Hub, writes: int, rounds: int) -> dict[str, Any]:
+    """The same comparison as `cost`, as a client sees a write: one create_entities call at a
+    time to a real `graphmem serve` over stdio, replicating or not."""
+    clients = {}
+    for label, extra in (
+        ("on", {"GRAPHMEM_REPLICATE": hub.url, "GRAPHMEM_REPLICA_GROUP": "bench"}),
+        ("off", {}),
+    ):
+        env = base_env(
+            GRAPHMEM_DIR=str(root / f"stdio-{label}"),
+            GRAPHMEM_NODE_ID=f"stdio-{label}",
+            GRAPHMEM_LOG_LEVEL="WARNING",
+            GRAPHMEM_SCHEMAS_DIR=str(root / "no-schemas"),
+            **extra,
+        )
+        argv = [sys.executable, "-m", "graphmem", "serve"]
+        clients[label] = RpcClient(argv, env, root / f"stdio-{label}.log")
+        clients[label].initialize()
+    timings: dict[str, list[float]] = {"on": [], "off": []}
+    try:
+        for r in range(rounds):
+            for label in ("on", "off") if r % 2 else ("off", "on"):
+                calls = [
+                    clients[label]
+                    .call(
+                        "create_entities",
+                        {
+                            "entities": [
+                                {
+                                    "name": f"{label}-{r}-{i}",
+                                    "entityType": "t",
+                                    "observations": ["x"],
+                                }
+                            ]
+                        },
+                    )
+                    .seconds
+                    for i in range(writes)
+                ]
+                timings[label].append(statistics.median(calls))
+    finally:
+        for client in clients.values():
+            client.close()
+    on, off = statistics.median(timings["on"]), statistics.median(timings["off"])
+    return {
+        "writes_per_round": writes,
+        "rounds": rounds,
+        "median_ms_per_call_on": round(on * 1000, 3),
+        "median_ms_per_call_off": round(off * 1000, 3),
+        "cost_percent": round((on / off - 1) * 100, 1),
+        "target": "<= 10 %",
+    }
+
+
 def _connectable(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), 0.2).close()
@@ -269,7 +324,10 @@ def _converged(nodes: list[Node]) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "figure", nargs="?", default="all", choices=["all", "latency", "catchup", "heal", "cost"]
+        "figure",
+        nargs="?",
+        default="all",
+        choices=["all", "latency", "catchup", "heal", "cost", "cost-stdio"],
     )
     parser.add_argument("--writes", type=int, default=300)
     parser.add_argument("--events", type=int, default=50_000)
@@ -296,6 +354,9 @@ def main() -> None:
             if args.figure in ("all", "cost"):
                 results["cost"] = cost(root, hub, args.cost_writes, args.cost_rounds)
                 print(json.dumps({"cost": results["cost"]}), flush=True)
+            if args.figure in ("all", "cost-stdio"):
+                results["cost_stdio"] = cost_stdio(root, hub, args.cost_writes, args.cost_rounds)
+                print(json.dumps({"cost_stdio": results["cost_stdio"]}), flush=True)
         finally:
             hub.stop()
     results["loadavg_after"] = os.getloadavg()

@@ -63,7 +63,7 @@ APPLY_BATCH = 5000  # records per hand-over to the writer (whole transactions)
 ACK_TIMEOUT = 10.0  # an ack lost in a disconnect: re-read the stream and resume
 APPLY_TIMEOUT = 150.0
 IDLE_RECHECK = 5.0  # the outbound loop looks again even when nobody woke it
-COALESCE = 0.002  # after a wake, commits gathered this long go out in one round
+COALESCE = 0.02  # in a burst of commits, one outbound round per this many seconds
 MAX_BACKOFF = 30.0  # between attempts to connect
 FEED_BACKOFF = 5.0  # between attempts to follow a peer's stream (e.g. not recreated yet)
 DUPLICATE_WINDOW = 120.0
@@ -100,7 +100,11 @@ class NatsLink:
         self._state_dirty = True
         self._last_logged_error: str | None = None
         self._closed_event: asyncio.Event | None = None
+        self._wake_pending = False
         self._resync = False  # set on reconnect: the outbound loop asks the hub again
+        self._js: JetStreamContext | None = None
+        # Set on reconnect: cuts short the outbound loop's pause after an error.
+        self._reconnected = asyncio.Event()
 
     # --- the Link protocol (called from other threads) --------------------------------------
 
@@ -114,10 +118,19 @@ class NatsLink:
         started.wait(5.0)
 
     def wake(self) -> None:
-        loop, changed = self._loop, self._changed
-        if loop is not None and changed is not None:
-            with contextlib.suppress(RuntimeError):  # the loop closed at shutdown
-                loop.call_soon_threadsafe(changed.set)
+        # Called on the writer's thread after every commit: one cross-thread wake-up until
+        # the loop has taken it, not one per commit (each would switch threads).
+        loop = self._loop
+        if loop is None or self._wake_pending:
+            return
+        self._wake_pending = True
+        with contextlib.suppress(RuntimeError):  # the loop closed at shutdown
+            loop.call_soon_threadsafe(self._woken)
+
+    def _woken(self) -> None:
+        self._wake_pending = False
+        if self._changed is not None:
+            self._changed.set()
 
     def stop(self, timeout: float) -> None:
         loop, task = self._loop, self._main_task
@@ -168,7 +181,7 @@ class NatsLink:
     async def _serve(self, nc: Client) -> None:
         self._set_connected(True)
         log.info("replication_connected", hub=self._state.hub, group=self._group)
-        js = nc.jetstream(timeout=5.0)
+        js = self._js = nc.jetstream(timeout=5.0)
         tasks = [
             asyncio.create_task(self._outbound(js)),
             asyncio.create_task(self._discover(js)),
@@ -201,8 +214,12 @@ class NatsLink:
             # from the log's frontier, and look at what is left to send.
             self._set_connected(True)
             self._resync = True
-            for task in self._feeds.values():
+            js = self._js
+            for peer, task in list(self._feeds.items()):
                 task.cancel()
+                if js is not None:  # at once, rather than at the next discovery
+                    self._feeds[peer] = asyncio.create_task(self._inbound(js, peer))
+            self._reconnected.set()
             if self._changed is not None:
                 self._changed.set()
 
@@ -237,9 +254,11 @@ class NatsLink:
         # What the hub holds of this node, as the last acks said; None: ask the hub (at the
         # start, after a reconnect, a refusal or a lost ack, and every IDLE_RECHECK idle).
         known: int | None = None
+        last_round = 0.0  # the loop's clock when the last round began
         while True:
             try:
                 changed.clear()  # a wake from now on triggers another round
+                self._reconnected.clear()
                 if self._resync:
                     self._resync, known = False, None
                 hub_last = known if known is not None else await self._ensure_stream(js)
@@ -261,24 +280,33 @@ class NatsLink:
                     continue
                 if hub_last == mine:
                     if await _wait(changed, IDLE_RECHECK):
-                        # Let a burst of commits gather: one round sends them all, which
-                        # keeps the cost per local write small.
-                        await asyncio.sleep(COALESCE)
+                        # A commit after a quiet spell goes out at once; commits in a burst
+                        # gather so that one round (a fixed cost in this process's CPU)
+                        # sends them all: at most one round per COALESCE.
+                        since = asyncio.get_running_loop().time() - last_round
+                        if since < COALESCE:
+                            await asyncio.sleep(COALESCE - since)
                     else:
                         known = None
                     continue
-                envelopes = await asyncio.to_thread(
-                    self._log.read_origin, me, hub_last + 1, hub_last + PUBLISH_BATCH + 1
-                )
+                # Read on this loop's own thread: a thread hop per round cost more than the
+                # read (LMDB, at most PUBLISH_BATCH + 1 records).
+                envelopes = self._log.read_origin(me, hub_last + 1, hub_last + PUBLISH_BATCH + 1)
+                last_round = asyncio.get_running_loop().time()
                 known = await self._publish(js, subject, envelopes[:PUBLISH_BATCH], envelopes)
                 if known is None:
-                    await asyncio.sleep(0.5)
+                    await self._pause(0.5)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
                 known = None
                 self._error(f"sending to the hub: {_describe(error)}")
-                await asyncio.sleep(1.0)
+                await self._pause(1.0)
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait after a failure, but no longer once the connection is back (since this
+        round began: the round clears the flag first)."""
+        await _wait(self._reconnected, seconds)
 
     async def _publish(
         self,
@@ -380,7 +408,7 @@ class NatsLink:
         kv = None
         while True:
             try:
-                frontier = await asyncio.to_thread(self._log.origins)
+                frontier = self._log.origins()
                 if frontier != reported:
                     if kv is None:
                         try:
