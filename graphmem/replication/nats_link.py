@@ -335,10 +335,12 @@ class NatsLink:
                     },
                 )
             )
+        gathered = asyncio.gather(*futures, return_exceptions=True)
+        # Cancelled at shutdown or on a timeout: retrieve its outcome, so asyncio does not
+        # log "exception was never retrieved".
+        gathered.add_done_callback(lambda f: None if f.cancelled() else f.exception())
         try:
-            acks = await asyncio.wait_for(
-                asyncio.gather(*futures, return_exceptions=True), ACK_TIMEOUT
-            )
+            acks = await asyncio.wait_for(gathered, ACK_TIMEOUT)
         except TimeoutError:
             return None  # acks lost in a disconnect
         self._state.published += sum(
