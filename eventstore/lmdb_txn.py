@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import itertools
 import zlib
-
-import msgspec
 from collections.abc import Iterator, Sequence
 from typing import cast
 
 import lmdb
+import msgspec
 
 from eventstore import checkpoints, keys
 from eventstore.events import AnyEvent, Cause, Envelope, encode_envelope
