@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 import pykka
 
 from actors.bridge import AsyncReply, BlockingReply, Reply
 from actors.commands import Command, CommandOf, CommandResult
-from actors.graph_writer import Ask, AskModels, Execute, GraphWriterActor, Rebuild
+from actors.graph_writer import ApplyRemote, Ask, AskModels, Execute, GraphWriterActor, Rebuild
 from actors.read_models import ReadModels
 from actors.rebuild import RebuildResult
 from actors.subscribers import Subscriber, Subscribers
 from actors.supervisor import SupervisorActor
-from eventstore.events import Cause
+from eventstore.events import Cause, Envelope
+from eventstore.log import RemoteAppend
 from projections.graph import GraphProjection
 
 T = TypeVar("T")
@@ -116,6 +117,14 @@ class GraphGateway:
         self._writer().tell(AskModels(query, reply))
         result: T = reply.wait(self.timeout)
         return result
+
+    def apply_remote_blocking(
+        self, envelopes: Sequence[Envelope], timeout: float | None = None
+    ) -> RemoteAppend:
+        """Append and fold other nodes' envelopes through the writer (the one appender)."""
+        reply: BlockingReply[RemoteAppend] = BlockingReply()
+        self._writer().tell(ApplyRemote(envelopes, reply))
+        return reply.wait(self.timeout if timeout is None else timeout)
 
     async def rebuild(self, timeout: float | None = None) -> RebuildResult:
         """Rebuild the writer's read models from the log in the background (the current ones

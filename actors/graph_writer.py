@@ -23,7 +23,7 @@ from actors.rebuild import BackgroundFold, Folded, RebuildResult
 from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorHandle
 from eventstore.events import Cause, Envelope
-from eventstore.log import DamagedLogError, EventLog, LogTransaction, StorageError
+from eventstore.log import DamagedLogError, EventLog, LogTransaction, RemoteAppend, StorageError
 from projections.graph import GraphProjection
 
 log = structlog.get_logger(__name__)
@@ -56,6 +56,15 @@ class Ask:
 class AskModels:
     query: ModelsQuery
     reply: Reply[Any]
+
+
+@dataclass(frozen=True)
+class ApplyRemote:
+    """Append other nodes' envelopes with their own stamps (the replicator's inbound) and fold
+    them like any other: `reply` gets the log's RemoteAppend once they are committed."""
+
+    envelopes: Sequence[Envelope]
+    reply: Reply[RemoteAppend]
 
 
 @dataclass(frozen=True)
@@ -232,6 +241,9 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._pending.append(message)
                 if len(self._pending) >= self.max_batch or self.actor_inbox.empty():
                     self._flush()
+            case ApplyRemote(envelopes=envelopes, reply=reply):
+                self._flush()  # queued local commands first: they were acknowledged earlier
+                self._apply_remote(envelopes, reply)
             case Ask(query=query, reply=reply):
                 self._answer(reply, query, lambda: self._models.graph)
             case AskModels(query=models_query, reply=reply):
@@ -302,6 +314,31 @@ class GraphWriterActor(pykka.ThreadingActor):
             else:
                 item.reply.ok(outcome[0])
         log.debug("events_appended", commands=len(batch), events=len(appended))
+
+    def _apply_remote(self, envelopes: Sequence[Envelope], reply: Reply[RemoteAppend]) -> None:
+        def append(txn: LogTransaction) -> tuple[list[Envelope], RemoteAppend]:
+            if txn.attempt > 0 or self._dirty:
+                self._reset_models()
+            caught_up: list[Envelope] = []
+            catch_up(txn, self._models.apply, self._models.position, each_chunk=caught_up.extend)
+            self._dirty = True
+            result = txn.append_remote(envelopes)
+            self._models.apply(result.stored)
+            return caught_up, result
+
+        try:
+            caught_up, result = self._log.transact(append)
+        except DamagedLogError:
+            raise  # on_receive enters the fault state and fails the reply
+        except Exception as error:
+            # A refused commit (disk full) stores nothing: the replicator tries again later.
+            log.error("remote_append_failed", events=len(envelopes), reason=repr(error))
+            reply.fail(error)
+            return
+        self._dirty = False
+        self._publish(caught_up, local=False)
+        self._publish(result.stored, local=False)  # another node's writes: not this process's
+        reply.ok(result)
 
     def _decide_batch(
         self, txn: LogTransaction, batch: list[Execute]
@@ -465,5 +502,5 @@ class GraphWriterActor(pykka.ThreadingActor):
 
 def _fail(message: Any, error: BaseException) -> None:
     """Fail the reply `message` carries, if it is a request (a no-op once it is settled)."""
-    if isinstance(message, Execute | Ask | AskModels | Rebuild):
+    if isinstance(message, Execute | Ask | AskModels | Rebuild | ApplyRemote):
         message.reply.fail(error)

@@ -28,6 +28,7 @@ from eventstore.log import (
     Durability,
     LogError,
     LogTransaction,
+    RemoteAppend,
 )
 from eventstore.records import decode_record, decode_records
 
@@ -285,6 +286,29 @@ class LmdbEventLog:
         shared = self._require_open()
         key = keys.seq_counter_key(origin)
         return self._read(lambda txn: get_u64(txn, key, shared.meta_db))
+
+    def origins(self) -> dict[str, int]:
+        shared = self._require_open()
+        prefix = keys.seq_counter_key("x")[:-1]
+
+        def read(txn: lmdb.Transaction) -> dict[str, int]:
+            cursor = txn.cursor(db=shared.meta_db)
+            found: dict[str, int] = {}
+            if not cursor.set_range(prefix):
+                return found
+            for key, value in cast(Iterator[tuple[bytes, bytes]], cursor):
+                if not key.startswith(prefix):
+                    break
+                if seq := keys.from_u64(value):  # a counter written before any append
+                    found[key[len(prefix) :].decode(errors="replace")] = seq
+            return found
+
+        return self._read(read)
+
+    def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:
+        """Append other nodes' envelopes in a transaction of their own (see
+        LogTransaction.append_remote)."""
+        return self.transact(lambda txn: txn.append_remote(envelopes))
 
     def sync(self) -> None:
         self._require_open().sync()

@@ -8,12 +8,13 @@ from collections.abc import Iterator, Sequence
 from typing import cast
 
 import lmdb
+import msgspec
 
 from eventstore import checkpoints, keys
 from eventstore.events import AnyEvent, Cause, Envelope, encode_envelope
 from eventstore.hlc import HybridLogicalClock
 from eventstore.lmdb_env import SharedEnv
-from eventstore.log import LogError
+from eventstore.log import LogError, RemoteAppend
 from eventstore.records import decode_records
 
 # Reads go in chunks, each in a read transaction of its own, so that no transaction stays open
@@ -63,6 +64,8 @@ class LmdbLogTransaction:
         self._last_seq = get_u64(txn, self._seq_key, meta)
         self._hlc = get_u64(txn, keys.META_HLC, meta)
         self._position = tail_position(txn, shared.log_db)
+        # Other origins' sequence counters this transaction advanced (append_remote).
+        self._remote_seqs: dict[str, int] = {}
         self.appended = 0
         self.map_full = False
         self._open = True
@@ -124,6 +127,54 @@ class LmdbLogTransaction:
         self.appended += len(stamped)
         return stamped
 
+    def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:
+        self._require_open()
+        stored: list[Envelope] = []
+        skipped = 0
+        gaps: dict[str, int] = {}
+        meta, seqs = self._shared.meta_db, self._remote_seqs
+        for envelope in envelopes:
+            origin = envelope.origin
+            if origin in gaps:
+                continue  # refused with the gap before it
+            if origin == self._node_id:
+                last = self._last_seq
+            elif origin in seqs:
+                last = seqs[origin]
+            else:
+                last = seqs[origin] = get_u64(self._txn, keys.seq_counter_key(origin), meta)
+            if envelope.origin_seq <= last:
+                skipped += 1
+                continue
+            if envelope.origin_seq != last + 1:
+                gaps[origin] = last + 1
+                continue
+            placed = msgspec.structs.replace(envelope, position=self._position + 1)
+            try:
+                self._put_one(placed)
+            except lmdb.MapFullError:
+                self.map_full = True
+                raise
+            self._position += 1
+            self.appended += 1
+            if origin == self._node_id:
+                self._last_seq += 1  # our own events, brought back from a peer
+            else:
+                seqs[origin] = envelope.origin_seq
+            self._hlc = self._clock.observe(self._hlc, envelope.hlc)
+            stored.append(placed)
+        return RemoteAppend(stored, skipped, gaps)
+
+    def _put_one(self, envelope: Envelope) -> None:
+        position = keys.u64(envelope.position)
+        if not self._txn.put(
+            position, encode_envelope(envelope), db=self._shared.log_db, append=True
+        ):
+            raise LogError(f"log position {envelope.position} is not past the log's end")
+        origin = keys.origin_key(envelope.origin, envelope.origin_seq)
+        if not self._txn.put(origin, position, db=self._shared.origins_db, overwrite=False):
+            raise LogError(f"{envelope.origin}#{envelope.origin_seq} was already appended")
+
     def _put_all(self, stamped: list[Envelope]) -> None:
         put, u64, prefix = self._txn.put, keys.u64, self._origin_prefix
         log_db, origins_db = self._shared.log_db, self._shared.origins_db
@@ -142,6 +193,8 @@ class LmdbLogTransaction:
             meta = self._shared.meta_db
             self._txn.put(keys.META_HLC, keys.u64(self._hlc), db=meta)
             self._txn.put(self._seq_key, keys.u64(self._last_seq), db=meta)
+            for origin, seq in self._remote_seqs.items():
+                self._txn.put(keys.seq_counter_key(origin), keys.u64(seq), db=meta)
 
     def close(self) -> None:
         self._open = False

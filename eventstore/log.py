@@ -118,6 +118,20 @@ class CheckpointStore(Protocol):
         ...
 
 
+class RemoteAppend(NamedTuple):
+    """What `append_remote` did with another node's envelopes.
+
+    `stored`: the envelopes appended, re-positioned in this log (stamps unchanged);
+    `skipped`: how many this log already held (an (origin, origin_seq) seen before);
+    `gaps`: per origin whose envelopes stopped short, the first origin_seq still missing.
+    Envelopes past a gap are refused, not held: the sender re-reads from the missing one.
+    """
+
+    stored: list[Envelope]
+    skipped: int
+    gaps: dict[str, int]
+
+
 class LogTransaction(Protocol):
     """One write transaction: see what others appended, then append, all or nothing."""
 
@@ -137,6 +151,13 @@ class LogTransaction(Protocol):
 
     def append(self, events: Sequence[AnyEvent], cause: Cause | None = None) -> list[Envelope]:
         """Stamp one command's events (one clock tick, one tx id) and stage them."""
+        ...
+
+    def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:
+        """Stage envelopes another node stamped, keeping their origin, origin_seq, hlc, tx
+        and cause (only `position` is this log's). Per origin, each must be the next
+        origin_seq: one already held is skipped (idempotent), one past a gap is refused with
+        the rest of its origin's (see RemoteAppend). The clock observes every stamp stored."""
         ...
 
 
@@ -167,6 +188,11 @@ class EventLog(Protocol):
         """Append one command's events in a transaction of their own."""
         ...
 
+    def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:
+        """Append other nodes' envelopes in a transaction of their own (see
+        LogTransaction.append_remote)."""
+        ...
+
     def last_position(self) -> int: ...
 
     def read_from(self, position: int) -> Iterator[Envelope]:
@@ -180,6 +206,10 @@ class EventLog(Protocol):
         ...
 
     def last_origin_seq(self, origin: str) -> int: ...
+
+    def origins(self) -> dict[str, int]:
+        """Every origin this log holds events of, with its last origin_seq (the frontier)."""
+        ...
 
     @property
     def checkpoints(self) -> CheckpointStore:

@@ -8,6 +8,8 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
+import msgspec
+
 from eventstore import checkpoints
 from eventstore.checkpoints import Retention
 from eventstore.events import AnyEvent, Cause, Envelope, encode_envelope
@@ -18,6 +20,7 @@ from eventstore.log import (
     Durability,
     LogError,
     LogTransaction,
+    RemoteAppend,
 )
 
 T = TypeVar("T")
@@ -36,6 +39,7 @@ class InMemoryLogTransaction:
         self._staged: list[Envelope] = []
         self._next_seq = log.last_origin_seq(log.node_id) + 1
         self.hlc = log.last_hlc
+        self._remote_last: dict[str, int] = {}
         self._open = True
 
     @property
@@ -83,6 +87,39 @@ class InMemoryLogTransaction:
         self._next_seq += len(stamped)
         self._staged.extend(stamped)
         return stamped
+
+    def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:
+        self._require_open()
+        stored: list[Envelope] = []
+        skipped = 0
+        gaps: dict[str, int] = {}
+        for envelope in envelopes:
+            origin = envelope.origin
+            if origin in gaps:
+                continue
+            last = self._last_of(origin)
+            if envelope.origin_seq <= last:
+                skipped += 1
+                continue
+            if envelope.origin_seq != last + 1:
+                gaps[origin] = last + 1
+                continue
+            placed = msgspec.structs.replace(envelope, position=self.last_position() + 1)
+            self._staged.append(placed)
+            if origin == self.node_id:
+                self._next_seq += 1
+            else:
+                self._remote_last[origin] = envelope.origin_seq
+            self.hlc = self._log.clock.observe(self.hlc, envelope.hlc)
+            stored.append(placed)
+        return RemoteAppend(stored, skipped, gaps)
+
+    def _last_of(self, origin: str) -> int:
+        if origin == self.node_id:
+            return self._next_seq - 1
+        if origin not in self._remote_last:
+            self._remote_last[origin] = self._log.last_origin_seq(origin)
+        return self._remote_last[origin]
 
     def close(self) -> None:
         self._open = False
@@ -178,6 +215,13 @@ class InMemoryEventLog:
         with self._lock:
             return len(self._by_origin.get(origin, []))
 
+    def origins(self) -> dict[str, int]:
+        with self._lock:
+            return {origin: len(entries) for origin, entries in self._by_origin.items()}
+
+    def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:
+        return self.transact(lambda txn: txn.append_remote(envelopes))
+
     def sync(self) -> None:
         self._require_open()
 
@@ -195,7 +239,8 @@ class InMemoryEventLog:
             return
         with self._lock:
             self._entries.extend(txn.staged)
-            self._by_origin.setdefault(self._node_id, []).extend(txn.staged)
+            for envelope in txn.staged:
+                self._by_origin.setdefault(envelope.origin, []).append(envelope)
             self.last_hlc = txn.hlc
 
     def _require_open(self) -> None:

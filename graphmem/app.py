@@ -18,6 +18,7 @@ from actors.gateway import GraphGateway
 from actors.graph_maintenance import decay_command
 from actors.graph_writer import GraphWriterActor
 from actors.hooks import Hooks
+from actors.replicator import ReplicatorActor
 from actors.schema_registry import SchemaRegistryActor
 from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorActor, SupervisorHandle
@@ -25,12 +26,13 @@ from actors.time_travel import TimeTravel
 from actors.transaction_coordinator import TransactionCoordinatorActor, TransactionGateway
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import EventLog
-from graphmem.config import Settings, SettingsError
+from graphmem.config import Settings, SettingsError, replica_token_problem
 from graphmem.embedding.embedders import EmbedderUnavailableError
 from graphmem.embedding.loader import load_embedder
 from graphmem.embedding.service import EmbeddingService
 from graphmem.graph_config import load_tunables
 from graphmem.hook_loader import load_hooks
+from graphmem.replication.status import STATE_FILE, redact
 from graphmem.tools.catalog import STATIC_TOOL_NAMES
 
 log = structlog.get_logger(__name__)
@@ -64,6 +66,7 @@ def start_actors(
     hooks: Hooks | None = None,
     serve_stale: bool = False,
     schedule_decay: bool = False,
+    replicate: bool = False,
 ) -> App:
     """Start the actors under one supervisor. The schema registry (loading and watching schema
     files) starts only with `load_schemas`: the server wants it; one-shot commands such as
@@ -116,6 +119,8 @@ def start_actors(
             registry_ref.proxy().problems().get(timeout=STOP_TIMEOUT * 6)
         if schedule_decay:
             _start_decay_scheduler(settings, event_log, graph, start)
+        if replicate and settings.replication.url is not None:
+            _start_replicator(settings, event_log, graph, start)
     except BaseException:
         pykka.ActorRegistry.stop_all(block=True, timeout=STOP_TIMEOUT)
         raise
@@ -144,6 +149,43 @@ def _start_decay_scheduler(
 
     start("decay_scheduler", scheduler).get(timeout=STOP_TIMEOUT)
     log.info("decay_scheduler_started", every_hours=decay.schedule_hours)
+
+
+def _start_replicator(
+    settings: Settings, event_log: EventLog, graph: GraphGateway, start: Any
+) -> None:
+    """The replicator and its NATS link (imported only here: a node that does not replicate
+    never imports nats-py). A node id that cannot name a stream is logged, not fatal: local
+    service goes on, as with an unreachable hub."""
+    if (problem := replica_token_problem(event_log.node_id)) is not None:
+        log.error("replication_not_started", reason=problem)
+        return
+    try:
+        from graphmem.replication.nats_link import NatsLink  # noqa: PLC0415 (nats-py only now)
+    except ImportError as missing:
+        log.error(
+            "replication_not_started",
+            reason=f"{missing}: pip install 'graphmem[replication]'",
+        )
+        return
+    state_file = settings.data_dir / STATE_FILE
+    link = NatsLink(
+        settings.replication,
+        event_log,
+        state_file,
+        discover_every=settings.replication.discover_seconds,
+    )
+
+    def replicator(handle: SupervisorHandle) -> pykka.ActorRef[ReplicatorActor]:
+        return ReplicatorActor.start(graph, link, event_log.node_id)
+
+    start("replicator", replicator).get(timeout=STOP_TIMEOUT)
+    log.info(
+        "replicator_started",
+        hub=redact(settings.replication.url or ""),
+        group=settings.replication.group,
+        node_id=event_log.node_id,
+    )
 
 
 def _wait_loaded(writer: pykka.ActorRef[GraphWriterActor], loaded: BlockingReply[None]) -> None:
@@ -199,6 +241,7 @@ def running(
     serve_stale: bool = False,
     schedule_decay: bool = False,
     embed: bool = False,
+    replicate: bool = False,
 ) -> Iterator[App]:
     """Open the data dir and run the actors for the duration of the block (see start_actors);
     with `embed` (a server), the graph family's embedding service too."""
@@ -216,6 +259,7 @@ def running(
             load_schemas=load_schemas,
             serve_stale=serve_stale,
             schedule_decay=schedule_decay,
+            replicate=replicate,
         )
         try:
             if embed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -132,6 +133,73 @@ class GraphSettings:
         return WallClock.shifted_by_days(self.clock_offset_days)
 
 
+# Node ids and group names become NATS subject tokens and stream-name parts.
+_REPLICA_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_REPLICA_GROUP = re.compile(r"[A-Za-z0-9-]{1,32}")  # no "_": it separates group from node
+
+
+@dataclass(frozen=True)
+class ReplicationSettings:
+    """Replication across machines over NATS JetStream (off unless `url` is set)."""
+
+    url: str | None = None  # GRAPHMEM_REPLICATE / serve --replicate: nats://HOST:PORT[,...]
+    group: str = "graphmem"  # several memories may share one hub, one group each
+    creds: Path | None = None  # a NATS .creds file (JWT + nkey seed)
+    tls_ca: Path | None = None  # the CA that signed the hub's certificate
+    tls_cert: Path | None = None  # a client certificate and key, for mutual TLS
+    tls_key: Path | None = None
+    # Explicit limits of this node's stream on the hub: when full the hub refuses new events
+    # (discard new) rather than dropping old ones; the log keeps them and retries.
+    max_stream_bytes: int = 1 << 30
+    stream_replicas: int = 1  # 3 on an R3 cluster
+    # The members whose received-frontiers gate tombstone collection (graphmem compact).
+    members: tuple[str, ...] = ()
+    # How often the hub's stream list is read to find new peers.
+    discover_seconds: float = 1.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ReplicationSettings:
+        group = env.get("GRAPHMEM_REPLICA_GROUP") or "graphmem"
+        if not _REPLICA_GROUP.fullmatch(group):
+            raise SettingsError(
+                f"GRAPHMEM_REPLICA_GROUP={group!r} must be 1 to 32 letters, digits or '-' "
+                "(default graphmem)"
+            )
+        members = tuple(dict.fromkeys(_items(env.get("GRAPHMEM_REPLICA_MEMBERS", ""))))
+        if bad := [m for m in members if not _REPLICA_TOKEN.fullmatch(m)]:
+            raise SettingsError(
+                f"GRAPHMEM_REPLICA_MEMBERS: {', '.join(map(repr, bad))} is not a node id "
+                "(letters, digits, '-' or '_')"
+            )
+
+        def path(name: str) -> Path | None:
+            raw = env.get(name)
+            return Path(raw).expanduser() if raw else None
+
+        return cls(
+            url=(env.get("GRAPHMEM_REPLICATE") or "").strip() or None,
+            group=group,
+            creds=path("GRAPHMEM_REPLICA_CREDS"),
+            tls_ca=path("GRAPHMEM_REPLICA_TLS_CA"),
+            tls_cert=path("GRAPHMEM_REPLICA_TLS_CERT"),
+            tls_key=path("GRAPHMEM_REPLICA_TLS_KEY"),
+            max_stream_bytes=_positive(env, "GRAPHMEM_REPLICA_MAX_BYTES", cls.max_stream_bytes),
+            stream_replicas=_positive(env, "GRAPHMEM_REPLICA_STREAM_REPLICAS", 1),
+            members=members,
+            discover_seconds=_seconds(env, "GRAPHMEM_REPLICA_DISCOVER_SECONDS", 1.0),
+        )
+
+
+def replica_token_problem(node_id: str) -> str | None:
+    """Why `node_id` cannot name this node on a hub, or None."""
+    if _REPLICA_TOKEN.fullmatch(node_id):
+        return None
+    return (
+        f"node id {node_id!r} cannot name a NATS subject: set GRAPHMEM_NODE_ID to 1 to 64 "
+        "letters, digits, '-' or '_'"
+    )
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable, with the defaults a fresh install runs on."""
@@ -160,6 +228,7 @@ class Settings:
     graph: GraphSettings = field(default_factory=GraphSettings)
     # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
     max_line_bytes: int = MAX_LINE_BYTES
+    replication: ReplicationSettings = field(default_factory=ReplicationSettings)
 
     @property
     def schema_folders(self) -> tuple[Path, ...]:
@@ -225,6 +294,7 @@ class Settings:
             http=HttpSettings.from_env(env),
             graph=GraphSettings.from_env(env),
             max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),
+            replication=ReplicationSettings.from_env(env),
         )
 
     @property
@@ -241,6 +311,9 @@ class Settings:
 
     def with_tools(self, tools: tuple[str, ...]) -> Settings:
         return replace(self, tools=tools)
+
+    def with_replicate(self, url: str) -> Settings:
+        return replace(self, replication=replace(self.replication, url=url))
 
 
 def _non_negative(env: Mapping[str, str], name: str, default: int) -> int:

@@ -48,4 +48,4 @@ def test_ci_runs_the_readmes_test_command_which_installs_the_semantic_extra() ->
     command = re.compile(r"pip install -e '([^']+)' && scripts/check")
     readme = command.findall((REPO / "README.md").read_text("utf-8"))
     ci = command.findall((REPO / ".ci" / "run").read_text("utf-8"))
-    assert readme == ci == [".[dev,semantic]"]
+    assert readme == ci == [".[dev,semantic,replication]"]

@@ -62,6 +62,13 @@ def add_parsers(subparsers: Subparsers) -> None:
         "schema: add_/update_/delete_<type> per schema file; mesh: the node/edge/metadata "
         "tools (their read_graph, search_nodes and open_nodes answer in place of memory's)",
     )
+    serve_.add_argument(
+        "--replicate",
+        default=None,
+        metavar="URL",
+        help="replicate through a NATS JetStream hub, e.g. nats://hub.example:4222 "
+        "(overrides GRAPHMEM_REPLICATE; see `graphmem hub` and `graphmem replication status`)",
+    )
     serve_.set_defaults(run=serve)
 
 
@@ -74,11 +81,16 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             settings = settings.with_tools(parse_tools(tools, where="--tools"))
         except SettingsError as problem:
             raise CliError(str(problem), code=2) from None
+    replicate: str | None = getattr(args, "replicate", None)
+    if replicate:
+        settings = settings.with_replicate(replicate)
     if "graph" in settings.tools and (missing := embedder_problem(settings.graph.embedder)):
         raise CliError(missing, code=2)
     http: tuple[str, int] | None = getattr(args, "http", None)
     if http is None:
-        with running(settings, serve_stale=True, schedule_decay=True, embed=True) as app:
+        with running(
+            settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True
+        ) as app:
             serve_stdio(app)
         return 0
     # Checked before the store opens: an unsafe service must not start at all.
@@ -88,6 +100,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         raise CliError(str(error), code=2) from None
     if (unsafe := exposure_problem(http[0], tokens)) is not None:
         raise CliError(unsafe, code=2)
-    with running(settings, serve_stale=True, schedule_decay=True, embed=True) as app:
+    with running(
+        settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True
+    ) as app:
         serve_http(app, *http, tokens)
     return 0

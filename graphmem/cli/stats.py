@@ -18,6 +18,7 @@ from graphmem.cli.command import Subparsers
 from graphmem.cli.data_dir import open_log
 from graphmem.config import Settings
 from graphmem.history import iso_time
+from graphmem.replication.status import STATE_FILE, read_state, replication_report
 from projections.graph import GraphProjection
 from projections.history import tag_of
 from projections.schemas import SchemaProjection
@@ -150,6 +151,14 @@ def print_stats(figures: dict[str, Any], out: TextIO, *, as_json: bool = False) 
             for c in f["checkpoints"]
         ),
     ]
+    if (replication := f.get("replication")) is not None:
+        server = replication.get("server")
+        state = "off" if not replication["enabled"] else f"on, hub {replication['hub']}"
+        if server is not None:
+            reachable = "reachable" if server["hub_reachable"] else "NOT reachable"
+            state += f" ({reachable} as of {server['as_of']}; {server['to_send']} to send"
+            state += f"; last error: {server['last_error']})" if server["last_error"] else ")"
+        lines.append(f"replication   {state}")
     out.write("\n".join(lines) + "\n")
 
 
@@ -169,5 +178,11 @@ def add_parsers(subparsers: Subparsers) -> None:
 def _stats_command(args: argparse.Namespace, settings: Settings) -> int:
     with open_log(settings) as event_log:
         figures = collect_stats(event_log, settings.data_dir)
+        figures["replication"] = replication_report(
+            settings.replication.url,
+            settings.node_id or event_log.node_id,
+            event_log.origins(),
+            read_state(settings.data_dir / STATE_FILE),
+        )
     print_stats(figures, sys.stdout, as_json=args.json)
     return 0

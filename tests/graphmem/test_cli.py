@@ -36,6 +36,8 @@ COMMANDS = {
     "diff": ["0", "1"],
     "rebuild": [],
     "check": [],
+    "replication": ["status"],
+    "hub": [],
 }
 
 

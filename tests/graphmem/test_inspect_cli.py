@@ -343,6 +343,9 @@ def test_stats_figures_match_the_known_log(
     (figures,) = records(capsys)
     assert figures["dataDirBytes"] > 0
     del figures["dataDirBytes"]
+    replication = figures.pop("replication")  # off here: what the log holds, no server state
+    assert (replication["enabled"], replication["server"]) == (False, None)
+    assert [(o["origin"], o["received"]) for o in replication["origins"]] == [("n1", 9), ("n2", 1)]
     assert figures == {
         "dataDir": str(data_dir),
         "events": 10,

@@ -1,0 +1,583 @@
+"""NatsLink: the wire half of the replicator, a nats-py client of one JetStream hub.
+
+It runs its own asyncio loop on its own thread, so a slow or absent hub never touches the
+MCP edge. Three kinds of task share one connection:
+
+- outbound: this node's stream on the hub says what was sent (its last sequence); the log says
+  what exists (last origin_seq). The difference is published in order, each message carrying
+  `Nats-Msg-Id` <node>:<seq> (a retry after a lost ack is dropped as a duplicate) and
+  `Nats-Expected-Last-Sequence` <seq-1> (a publish out of place is refused), so stream
+  sequence == origin_seq. Nothing is remembered between rounds: after a reconnect, a restart
+  or a hub that lost its store, the next round reads the two numbers again.
+- inbound, one per peer stream: an ordered consumer from the log's last origin_seq of that
+  peer + 1; whole transactions are handed to the ReplicatorActor (the writer appends and
+  folds them); a gap (a purged stream) re-subscribes from the first missing one.
+- discovery: lists the group's streams every `discover_every` seconds and starts a feed for
+  each new peer; it also notes how far the hub holds every node (for the status).
+
+A bad URL or an unreachable hub is logged (once per distinct error) and retried with
+backoff; local writes go on meanwhile, the log being the outbox. The state is written to
+`replication.json` in the data dir for `graphmem replication status`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import nats
+import structlog
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.api import (
+    ConsumerConfig,
+    DeliverPolicy,
+    DiscardPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.client import JetStreamContext
+from nats.js.errors import NotFoundError
+
+from actors.bridge import AsyncReply
+from actors.replicator import ReplicatorPort, complete_transactions
+from eventstore.events import Envelope, encode_envelope
+from eventstore.log import EventLog, RemoteAppend
+from graphmem.config import ReplicationSettings
+from graphmem.replication import names
+from graphmem.replication.connect import auth_options
+from graphmem.replication.status import LinkState, redact, write_state
+
+__all__ = ["NatsLink"]
+
+log = structlog.get_logger(__name__)
+
+PUBLISH_BATCH = 1000  # messages in flight per outbound round
+APPLY_BATCH = 5000  # records per hand-over to the writer (whole transactions)
+ACK_TIMEOUT = 10.0  # an ack lost in a disconnect: re-read the stream and resume
+APPLY_TIMEOUT = 150.0
+IDLE_RECHECK = 5.0  # the outbound loop looks again even when nobody woke it
+COALESCE = 0.02  # in a burst of commits, one outbound round per this many seconds
+MAX_BACKOFF = 30.0  # between attempts to connect
+FEED_BACKOFF = 5.0  # between attempts to follow a peer's stream (e.g. not recreated yet)
+DUPLICATE_WINDOW = 120.0
+
+
+class NatsLink:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        settings: ReplicationSettings,
+        event_log: EventLog,
+        state_file: Path | None,
+        *,
+        discover_every: float = 1.0,
+    ) -> None:
+        assert settings.url is not None, "only started when replication is configured"
+        self._settings = settings
+        self._urls = [u.strip() for u in settings.url.split(",") if u.strip()]
+        self._log = event_log
+        self._node = event_log.node_id
+        self._group = settings.group
+        self._state_file = state_file
+        self._discover_every = discover_every
+        self._state = LinkState(
+            hub=redact(settings.url), group=self._group, node=self._node, connected=False
+        )
+        self._port: ReplicatorPort | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._main_task: asyncio.Task[None] | None = None
+        self._changed: asyncio.Event | None = None
+        self._feeds: dict[str, asyncio.Task[None]] = {}
+        self._state_dirty = True
+        self._last_logged_error: str | None = None
+        self._closed_event: asyncio.Event | None = None
+        self._wake_pending = False
+        self._resync = False  # set on reconnect: the outbound loop asks the hub again
+        self._js: JetStreamContext | None = None
+        # Set on reconnect: cuts short the outbound loop's pause after an error.
+        self._reconnected = asyncio.Event()
+
+    # --- the Link protocol (called from other threads) --------------------------------------
+
+    def start(self, port: ReplicatorPort) -> None:
+        self._port = port
+        started = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(started,), name="replication-link", daemon=True
+        )
+        self._thread.start()
+        started.wait(5.0)
+
+    def wake(self) -> None:
+        # Called on the writer's thread after every commit: one cross-thread wake-up until
+        # the loop has taken it, not one per commit (each would switch threads).
+        loop = self._loop
+        if loop is None or self._wake_pending:
+            return
+        self._wake_pending = True
+        with contextlib.suppress(RuntimeError):  # the loop closed at shutdown
+            loop.call_soon_threadsafe(self._woken)
+
+    def _woken(self) -> None:
+        self._wake_pending = False
+        if self._changed is not None:
+            self._changed.set()
+
+    def stop(self, timeout: float) -> None:
+        loop, task = self._loop, self._main_task
+        if loop is not None and task is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(task.cancel)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def state(self) -> LinkState:
+        return self._state
+
+    # --- the loop -----------------------------------------------------------------------------
+
+    def _run(self, started: threading.Event) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._changed = asyncio.Event()
+            self._main_task = asyncio.current_task()
+            started.set()
+            await self._main()
+
+        with contextlib.suppress(asyncio.CancelledError):
+            asyncio.run(main())
+
+    async def _main(self) -> None:
+        writer = asyncio.create_task(self._write_state_every(1.0))
+        try:
+            backoff = 0.5
+            while True:
+                try:
+                    nc = await nats.connect(**self._connect_options())
+                except asyncio.CancelledError:
+                    raise
+                except Exception as error:
+                    self._error(f"cannot reach the hub: {_describe(error)}")
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, MAX_BACKOFF)
+                    continue
+                backoff = 0.5
+                await self._serve(nc)
+        finally:
+            writer.cancel()
+            self._state.connected = False
+            self._flush_state()
+
+    async def _serve(self, nc: Client) -> None:
+        self._set_connected(True)
+        log.info("replication_connected", hub=self._state.hub, group=self._group)
+        js = self._js = nc.jetstream(timeout=5.0)
+        tasks = [
+            asyncio.create_task(self._outbound(js)),
+            asyncio.create_task(self._discover(js)),
+            asyncio.create_task(self._report_frontier(js)),
+        ]
+        try:
+            closed = asyncio.Event()
+            self._closed_event = closed
+            await closed.wait()  # set by closed_cb: nats-py gave up; connect anew
+        finally:
+            for task in [*tasks, *self._feeds.values()]:
+                task.cancel()
+            await asyncio.gather(*tasks, *self._feeds.values(), return_exceptions=True)
+            self._feeds.clear()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(nc.close(), 2.0)
+            self._set_connected(False)
+
+    def _connect_options(self) -> dict[str, Any]:
+        settings = self._settings
+
+        async def on_error(error: Exception) -> None:
+            self._error(f"hub connection: {_describe(error)}")
+
+        async def on_disconnected() -> None:
+            self._set_connected(False)
+
+        async def on_reconnected() -> None:
+            # Ordered consumers otherwise wait for missed heartbeats: restart every feed
+            # from the log's frontier, and look at what is left to send.
+            self._set_connected(True)
+            self._resync = True
+            js = self._js
+            for peer, task in list(self._feeds.items()):
+                task.cancel()
+                if js is not None:  # at once, rather than at the next discovery
+                    self._feeds[peer] = asyncio.create_task(self._inbound(js, peer))
+            self._reconnected.set()
+            if self._changed is not None:
+                self._changed.set()
+
+        async def on_closed() -> None:
+            if self._closed_event is not None:
+                self._closed_event.set()
+
+        options: dict[str, Any] = {
+            "servers": self._urls,
+            "name": f"graphmem-{self._node}",
+            "connect_timeout": 2,
+            "reconnect_time_wait": 1,
+            "max_reconnect_attempts": -1,
+            "allow_reconnect": True,
+            "ping_interval": 5,
+            "max_outstanding_pings": 2,
+            "error_cb": on_error,
+            "disconnected_cb": on_disconnected,
+            "reconnected_cb": on_reconnected,
+            "closed_cb": on_closed,
+        }
+        options.update(auth_options(settings))
+        return options
+
+    # --- outbound -----------------------------------------------------------------------------
+
+    async def _outbound(self, js: JetStreamContext) -> None:
+        changed = self._changed
+        assert changed is not None
+        me, stream = self._node, names.stream_name(self._group, self._node)
+        subject = names.subject(self._group, self._node)
+        # What the hub holds of this node, as the last acks said; None: ask the hub (at the
+        # start, after a reconnect, a refusal or a lost ack, and every IDLE_RECHECK idle).
+        known: int | None = None
+        last_round = 0.0  # the loop's clock when the last round began
+        while True:
+            try:
+                changed.clear()  # a wake from now on triggers another round
+                self._reconnected.clear()
+                if self._resync:
+                    self._resync, known = False, None
+                hub_last = known if known is not None else await self._ensure_stream(js)
+                known = hub_last
+                self._state.hub_holds[me] = hub_last
+                mine = self._log.last_origin_seq(me)
+                self._state.to_send = max(mine - hub_last, 0)
+                self._state_dirty = True
+                if hub_last > mine:
+                    self._error(
+                        f"the hub holds {hub_last} events of node {me} but its log only "
+                        f"{mine} (restored from a backup?): sending is paused so that the "
+                        "hub's copy is not contradicted; start this data dir with a new "
+                        "GRAPHMEM_NODE_ID, or remove the hub's stream "
+                        f"{stream} if the log is the one to keep"
+                    )
+                    await _wait(changed, IDLE_RECHECK)
+                    known = None
+                    continue
+                if hub_last == mine:
+                    if await _wait(changed, IDLE_RECHECK):
+                        # A commit after a quiet spell goes out at once; commits in a burst
+                        # gather so that one round (a fixed cost in this process's CPU)
+                        # sends them all: at most one round per COALESCE.
+                        since = asyncio.get_running_loop().time() - last_round
+                        if since < COALESCE:
+                            await asyncio.sleep(COALESCE - since)
+                    else:
+                        known = None
+                    continue
+                # Read on this loop's own thread: a thread hop per round cost more than the
+                # read (LMDB, at most PUBLISH_BATCH + 1 records).
+                envelopes = self._log.read_origin(me, hub_last + 1, hub_last + PUBLISH_BATCH + 1)
+                last_round = asyncio.get_running_loop().time()
+                known = await self._publish(js, subject, envelopes[:PUBLISH_BATCH], envelopes)
+                if known is None:
+                    await self._pause(0.5)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                known = None
+                self._error(f"sending to the hub: {_describe(error)}")
+                await self._pause(1.0)
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait after a failure, but no longer once the connection is back (since this
+        round began: the round clears the flag first)."""
+        await _wait(self._reconnected, seconds)
+
+    async def _publish(
+        self,
+        js: JetStreamContext,
+        subject: str,
+        batch: list[Envelope],
+        read: list[Envelope],
+    ) -> int | None:
+        """Publish `batch` (the first of `read`, one more read to see where its last
+        transaction ends); the last origin_seq the hub acknowledged, None when it refused one
+        or the acks did not come (the caller asks the hub where it stands)."""
+        me = self._node
+        futures = []
+        for index, envelope in enumerate(batch):
+            after = read[index + 1] if index + 1 < len(read) else None
+            tx_end = after is None or after.tx != envelope.tx
+            seq = envelope.origin_seq
+            futures.append(
+                await js.publish_async(
+                    subject,
+                    encode_envelope(envelope),
+                    headers={
+                        names.MSG_ID: f"{me}:{seq}",
+                        names.EXPECTED_LAST: str(seq - 1),
+                        names.TX_END: "1" if tx_end else "0",
+                    },
+                )
+            )
+        gathered = asyncio.gather(*futures, return_exceptions=True)
+        # Cancelled at shutdown or on a timeout: retrieve its outcome, so asyncio does not
+        # log "exception was never retrieved".
+        gathered.add_done_callback(lambda f: None if f.cancelled() else f.exception())
+        try:
+            acks = await asyncio.wait_for(gathered, ACK_TIMEOUT)
+        except TimeoutError:
+            return None  # acks lost in a disconnect
+        self._state.published += sum(
+            1 for a in acks if not isinstance(a, BaseException) and not a.duplicate
+        )
+        refused = [a for a in acks if isinstance(a, BaseException)]
+        if refused:
+            self._error(f"the hub refused an event: {_describe(refused[0])}")
+            return None
+        self._clear_error()
+        return batch[-1].origin_seq
+
+    async def _ensure_stream(self, js: JetStreamContext) -> int:
+        name = names.stream_name(self._group, self._node)
+        try:
+            info = await js.stream_info(name)
+        except NotFoundError:
+            info = await js.add_stream(
+                StreamConfig(
+                    name=name,
+                    subjects=[names.subject(self._group, self._node)],
+                    retention=RetentionPolicy.LIMITS,
+                    storage=StorageType.FILE,
+                    max_bytes=self._settings.max_stream_bytes,
+                    max_msgs=-1,
+                    max_age=0,
+                    discard=DiscardPolicy.NEW,  # full: refuse new events, never drop old ones
+                    duplicate_window=DUPLICATE_WINDOW,
+                    num_replicas=self._settings.stream_replicas,
+                    allow_direct=True,
+                )
+            )
+            log.info("replication_stream_created", stream=name)
+        return int(info.state.last_seq)
+
+    # --- discovery ----------------------------------------------------------------------------
+
+    async def _discover(self, js: JetStreamContext) -> None:
+        while True:
+            try:
+                for info in await _all_streams(js):
+                    node = _node_of(self._group, info.config.subjects)
+                    if node is None:
+                        continue
+                    self._state.hub_holds[node] = int(info.state.last_seq)
+                    if node == self._node:
+                        continue
+                    feed = self._feeds.get(node)
+                    if feed is None or feed.done():
+                        self._feeds[node] = asyncio.create_task(self._inbound(js, node))
+                self._state.peers = sorted(self._feeds)
+                self._state_dirty = True
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                self._error(f"listing the hub's streams: {_describe(error)}")
+            await asyncio.sleep(self._discover_every)
+
+    # --- the received-frontier, for the tombstone gate -----------------------------------
+
+    async def _report_frontier(self, js: JetStreamContext) -> None:
+        """Keep this node's frontier ({origin: last seq held}) in the group's KV bucket, at
+        most once a second: the hub holds it durably, so an absent member's last frontier
+        still counts (and holds back collection) until it is retired."""
+        bucket = names.frontier_bucket(self._group)
+        reported: dict[str, int] | None = None
+        kv = None
+        while True:
+            try:
+                frontier = self._log.origins()
+                if frontier != reported:
+                    if kv is None:
+                        try:
+                            kv = await js.key_value(bucket)
+                        except NotFoundError:
+                            kv = await js.create_key_value(bucket=bucket, history=1)
+                    await kv.put(self._node, json.dumps(frontier).encode())
+                    reported = frontier
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                kv = None
+                self._error(f"reporting this node's frontier: {_describe(error)}")
+            await asyncio.sleep(1.0)
+
+    # --- inbound ------------------------------------------------------------------------------
+
+    async def _inbound(self, js: JetStreamContext, peer: str) -> None:
+        stream, subject = names.stream_name(self._group, peer), names.subject(self._group, peer)
+        backoff = 0.5
+        while True:
+            start = self._log.last_origin_seq(peer) + 1
+            arrived: list[Msg] = []
+            event = asyncio.Event()
+
+            async def on_message(
+                msg: Msg, arrived: list[Msg] = arrived, event: asyncio.Event = event
+            ) -> None:
+                arrived.append(msg)
+                event.set()
+
+            try:
+                sub = await js.subscribe(
+                    subject,
+                    stream=stream,
+                    cb=on_message,
+                    ordered_consumer=True,
+                    idle_heartbeat=1.0,
+                    pending_msgs_limit=200_000,
+                    pending_bytes_limit=512 * 1024 * 1024,
+                    config=ConsumerConfig(
+                        deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start
+                    ),
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                self._error(f"following {peer}: {_describe(error)}")
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, FEED_BACKOFF)
+                continue
+            backoff = 0.5
+            try:
+                await self._apply_arrivals(js, peer, arrived, event)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                self._error(f"applying {peer}'s events: {_describe(error)}")
+                await asyncio.sleep(1.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(sub.unsubscribe(), 2.0)
+
+    async def _apply_arrivals(
+        self, js: JetStreamContext, peer: str, arrived: list[Msg], event: asyncio.Event
+    ) -> None:
+        """Hand whole transactions to the writer as they come; return on a gap (the caller
+        re-subscribes from the log's frontier)."""
+        pending: list[Msg] = []
+        while True:
+            await event.wait()
+            event.clear()
+            pending.extend(arrived)
+            arrived.clear()
+            while pending:
+                count = complete_transactions(
+                    [(m.headers or {}).get(names.TX_END) != "0" for m in pending], APPLY_BATCH
+                )
+                if count == 0:
+                    break  # the rest of a transaction is on its way
+                batch, pending = pending[:count], pending[count:]
+                result = await self._deliver(peer, [m.data for m in batch])
+                self._state.received += len(result.stored)
+                self._state_dirty = True
+                if result.gaps:
+                    await self._explain_gap(js, peer, result)
+                    return
+
+    async def _explain_gap(self, js: JetStreamContext, peer: str, result: RemoteAppend) -> None:
+        missing = result.gaps.get(peer, 0)
+        info = await js.stream_info(names.stream_name(self._group, peer))
+        first = int(info.state.first_seq)
+        if first > missing:
+            self._error(
+                f"the hub no longer holds {peer}'s events {missing}..{first - 1} (its stream "
+                "was purged): this node cannot catch up with it from the hub"
+            )
+            await asyncio.sleep(MAX_BACKOFF)
+
+    async def _deliver(self, origin: str, records: list[bytes]) -> RemoteAppend:
+        assert self._port is not None
+        reply: AsyncReply[RemoteAppend] = AsyncReply()
+        self._port.deliver(origin, records, reply)
+        return await reply.wait(APPLY_TIMEOUT)
+
+    # --- state --------------------------------------------------------------------------------
+
+    def _set_connected(self, connected: bool) -> None:
+        if self._state.connected != connected:
+            self._state.connected = connected
+            self._state.since = time.time()
+            self._state_dirty = True
+            if not connected:
+                log.warning("replication_disconnected", hub=self._state.hub)
+
+    def _error(self, message: str) -> None:
+        self._state.last_error = message
+        self._state.last_error_at = time.time()
+        self._state_dirty = True
+        if message != self._last_logged_error:  # once per distinct error, not every retry
+            self._last_logged_error = message
+            log.warning("replication_error", error=message, hub=self._state.hub)
+
+    def _clear_error(self) -> None:
+        self._last_logged_error = None
+
+    async def _write_state_every(self, seconds: float) -> None:
+        while True:
+            if self._state_dirty:
+                await asyncio.to_thread(self._flush_state)
+            await asyncio.sleep(seconds)
+
+    def _flush_state(self) -> None:
+        self._state_dirty = False
+        self._state.updated_at = time.time()
+        if self._state_file is not None:
+            try:
+                write_state(self._state_file, self._state)
+            except OSError as error:
+                log.warning("replication_state_not_written", reason=str(error))
+
+
+async def _wait(event: asyncio.Event, timeout: float) -> bool:
+    """True when `event` was set within `timeout`."""
+    try:
+        await asyncio.wait_for(event.wait(), timeout)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def _all_streams(js: JetStreamContext) -> list[Any]:
+    found: list[Any] = []
+    while True:
+        page = await js.streams_info(offset=len(found))
+        found.extend(page)
+        if not page or len(page) < 256:
+            return found
+
+
+def _node_of(group: str, subjects: list[str] | None) -> str | None:
+    for subject in subjects or ():
+        if (node := names.node_of_subject(group, subject)) is not None:
+            return node
+    return None
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return text if len(text) < 300 else text[:300] + "..."
