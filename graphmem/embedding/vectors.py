@@ -9,16 +9,26 @@ product, not the lock; the product is the whole search).
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from graphmem.embedding.embedders import Matrix
 
 __all__ = ["VectorIndex"]
 
+Mask = npt.NDArray[np.bool_]
+Rows = npt.NDArray[np.intp]
+
 _START_ROWS = 1024
+# top_k_many: scores per product block (64 MB of float32), and how far below a row's cut a
+# float32 score may be and still be scored exactly (a product's rounding is ~1e-6 at 256-384
+# dimensions; batched and single products round differently, the exact scores do not).
+_BLOCK_CELLS = 1 << 24
+_MARGIN = 1e-4
 
 
 class VectorIndex:
@@ -109,6 +119,84 @@ class VectorIndex:
         ranked = [(name, score) for name, score in found if name is not None]
         ranked.sort(key=lambda pair: (-pair[1], pair[0]))
         return ranked[:k]
+
+    def top_k_many(
+        self,
+        queries: Matrix,
+        k: int,
+        *,
+        types: Sequence[Callable[[str], bool] | None],
+        min_similarity: float = -1.0,
+    ) -> list[list[tuple[str, float]]]:
+        """For each query row, the `k` rows most similar to it with at least
+        `min_similarity`, among entities whose type its `types` entry accepts (None: any);
+        by similarity descending, then name. The similarities are exact (the stored rows'
+        dot products, rounded once), so an answer does not depend on which queries share a
+        batch: one float32 product per block of queries picks the candidates (argpartition
+        per row, with a margin below the cut), and only those are scored exactly."""
+        answers: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
+        with self._lock:
+            used = len(self._names)
+            if used == 0 or k <= 0 or not answers:
+                return answers
+            matrix = self._matrix[:used]
+            masks = self._masks(types, used)
+            exact_queries = np.asarray(queries, dtype=np.float64)
+            block = max(1, _BLOCK_CELLS // used)
+            for first in range(0, len(answers), block):
+                scores = np.asarray(queries[first : first + block], dtype=np.float32) @ matrix.T
+                for offset, row_scores in enumerate(scores):
+                    at = first + offset
+                    mask = masks[at]
+                    if mask is not None:
+                        row_scores[~mask] = -np.inf
+                    candidates = self._candidates(row_scores, k, min_similarity)
+                    # Products of float32 values are exact in float64, and fsum rounds their
+                    # sum once: the same score whichever rows were scored alongside.
+                    products = matrix[candidates].astype(np.float64) * exact_queries[at]
+                    found = [
+                        (self._names[row], score)
+                        for row, score in zip(
+                            candidates.tolist(), map(math.fsum, products), strict=True
+                        )
+                        if score >= min_similarity
+                    ]
+                    ranked = [(name, score) for name, score in found if name is not None]
+                    ranked.sort(key=lambda pair: (-pair[1], pair[0]))
+                    answers[at] = ranked[:k]
+        return answers
+
+    def _masks(self, types: Sequence[Callable[[str], bool] | None], used: int) -> list[Mask | None]:
+        """Per query, the rows it may find (alive, of an accepted type); None: every row.
+        One mask per distinct set of accepted types."""
+        alive = self._alive[:used] if self._free else None
+        made: dict[tuple[int, ...] | None, Mask | None] = {}
+        masks = []
+        for accepts in types:
+            key = (
+                None
+                if accepts is None
+                else tuple(code for name, code in self._codes.items() if accepts(name))
+            )
+            if key not in made:
+                if key is None:
+                    made[key] = alive
+                else:
+                    of_type = np.isin(self._type_codes[:used], np.array(key, dtype=np.int32))
+                    made[key] = of_type if alive is None else of_type & alive
+            masks.append(made[key])
+        return masks
+
+    @staticmethod
+    def _candidates(scores: Matrix, k: int, min_similarity: float) -> Rows:
+        """The rows whose float32 score may put them among the exact top `k`."""
+        floor = np.float32(min_similarity - _MARGIN)
+        above = np.flatnonzero(scores >= floor)
+        if len(above) <= k:
+            return above
+        kept = scores[above]
+        kth = kept[np.argpartition(-kept, k - 1)[k - 1]]
+        return above[kept >= max(floor, np.float32(kth - _MARGIN))]
 
     def _new_row(self) -> int:
         if self._free:
