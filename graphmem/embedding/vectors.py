@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +20,6 @@ from graphmem.embedding.embedders import Matrix
 
 __all__ = ["VectorIndex"]
 
-Mask = npt.NDArray[np.bool_]
 Rows = npt.NDArray[np.intp]
 
 _START_ROWS = 1024
@@ -132,64 +131,73 @@ class VectorIndex:
         `min_similarity`, among entities whose type its `types` entry accepts (None: any);
         by similarity descending, then name. The similarities are exact (the stored rows'
         dot products, rounded once), so an answer does not depend on which queries share a
-        batch: one float32 product per block of queries picks the candidates (argpartition
-        per row, with a margin below the cut), and only those are scored exactly."""
+        batch: queries that accept the same types share float32 products over those types'
+        rows only (a block of queries each), which pick the candidates (argpartition per
+        query, with a margin below the cut); only those are scored exactly."""
         answers: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
         with self._lock:
             used = len(self._names)
             if used == 0 or k <= 0 or not answers:
                 return answers
-            matrix = self._matrix[:used]
-            masks = self._masks(types, used)
             exact_queries = np.asarray(queries, dtype=np.float64)
-            block = max(1, _BLOCK_CELLS // used)
-            for first in range(0, len(answers), block):
-                scores = np.asarray(queries[first : first + block], dtype=np.float32) @ matrix.T
-                for offset, row_scores in enumerate(scores):
-                    at = first + offset
-                    mask = masks[at]
-                    if mask is not None:
-                        row_scores[~mask] = -np.inf
-                    candidates = self._candidates(row_scores, k, min_similarity)
-                    # Products of float32 values are exact in float64, and fsum rounds their
-                    # sum once: the same score whichever rows were scored alongside.
-                    products = matrix[candidates].astype(np.float64) * exact_queries[at]
-                    found = [
-                        (self._names[row], score)
-                        for row, score in zip(
-                            candidates.tolist(), map(math.fsum, products), strict=True
+            for rows, members in self._groups(types, used):
+                # Every row may be found: the matrix itself, no gathered copy.
+                among = self._matrix[:used] if rows is None else self._matrix[rows]
+                if len(among) == 0:
+                    continue
+                block = max(1, _BLOCK_CELLS // len(among))
+                for first in range(0, len(members), block):
+                    part = members[first : first + block]
+                    scores = np.asarray(queries[part], dtype=np.float32) @ among.T
+                    for at, row_scores in zip(part, scores, strict=True):
+                        local = self._candidates(row_scores, k, min_similarity)
+                        # Products of float32 values are exact in float64, and fsum rounds
+                        # their sum once: the same score whichever rows were scored alongside.
+                        products = among[local].astype(np.float64) * exact_queries[at]
+                        found = rows[local] if rows is not None else local
+                        answers[at] = self._ranked(
+                            found, map(math.fsum, products), k, min_similarity
                         )
-                        if score >= min_similarity
-                    ]
-                    ranked = [(name, score) for name, score in found if name is not None]
-                    ranked.sort(key=lambda pair: (-pair[1], pair[0]))
-                    answers[at] = ranked[:k]
         return answers
 
-    def _masks(self, types: Sequence[Callable[[str], bool] | None], used: int) -> list[Mask | None]:
-        """Per query, the rows it may find (alive, of an accepted type); None: every row.
-        One mask per distinct set of accepted types."""
-        alive = self._alive[:used] if self._free else None
-        made: dict[tuple[int, ...] | None, Mask | None] = {}
-        masks = []
-        for accepts in types:
+    def _groups(
+        self, types: Sequence[Callable[[str], bool] | None], used: int
+    ) -> list[tuple[Rows | None, list[int]]]:
+        """The queries grouped by the rows they may find (alive, of an accepted type; None:
+        every row), each group with those rows."""
+        by_key: dict[tuple[int, ...] | None, list[int]] = {}
+        for at, accepts in enumerate(types):
             key = (
                 None
                 if accepts is None
                 else tuple(code for name, code in self._codes.items() if accepts(name))
             )
-            if key not in made:
-                if key is None:
-                    made[key] = alive
-                else:
-                    of_type = np.isin(self._type_codes[:used], np.array(key, dtype=np.int32))
-                    made[key] = of_type if alive is None else of_type & alive
-            masks.append(made[key])
-        return masks
+            by_key.setdefault(key, []).append(at)
+        alive = self._alive[:used] if self._free else None
+        groups = []
+        for key, members in by_key.items():
+            if key is None:
+                mask = alive
+            else:
+                mask = np.isin(self._type_codes[:used], np.array(key, dtype=np.int32))
+                mask = mask if alive is None else mask & alive
+            groups.append((None if mask is None else np.flatnonzero(mask), members))
+        return groups
+
+    def _ranked(
+        self, rows: Rows, scores: Iterable[float], k: int, min_similarity: float
+    ) -> list[tuple[str, float]]:
+        found = [
+            (name, score)
+            for row, score in zip(rows.tolist(), scores, strict=True)
+            if score >= min_similarity and (name := self._names[row]) is not None
+        ]
+        found.sort(key=lambda pair: (-pair[1], pair[0]))
+        return found[:k]
 
     @staticmethod
     def _candidates(scores: Matrix, k: int, min_similarity: float) -> Rows:
-        """The rows whose float32 score may put them among the exact top `k`."""
+        """The indexes whose float32 score may put them among the exact top `k`."""
         floor = np.float32(min_similarity - _MARGIN)
         above = np.flatnonzero(scores >= floor)
         if len(above) <= k:
