@@ -14,12 +14,15 @@ Run: python -m bench.graph_search [--entities 100000] [--embedder semantic] [--c
 2. Embedding throughput of both embedders on the graph's own embed texts, in this process.
 3. At --matrix-rows (1,000,000) a synthetic matrix of normalised float32 rows of each
    embedder's dimension in the service's VectorIndex: the exact top-k p50, plus the query
-   embedding measured in 2. A 1M-entity server would take hours to build and embed here
-   (semantic: ~1,000 texts/s), so the 1M figure is the vector search on a synthetic matrix
-   plus the query's embedding; expansion's cost does not grow with the graph (5 seeds' edges)
-   and is measured at 100k in 1.
+   embedding measured in 2 (the semantic model would take about half an hour to embed a 1M
+   server's graph here; the hash embedder takes minutes, so 1 runs at 1M with it).
 
-Results: bench/results/graph_search.json (at --entities 100000) or bench/.cache/quick/.
+At 1M the first search with expansion builds the graph family's index (minutes): 1 waits
+for it and reports how long. The scheduled decay is off (a run is due on the generated
+graph). The servers' stderr goes to bench/.cache/logs/.
+
+Results: bench/results/graph_search-<embedder>.json (--entities 100000),
+graph_search-<embedder>-1m.json (--entities 1000000), else bench/.cache/quick/.
 """
 
 from __future__ import annotations
