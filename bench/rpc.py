@@ -20,6 +20,8 @@ from typing import IO, Any
 import msgspec
 
 PROTOCOL_VERSION = "2025-06-18"
+STDERR_TAIL = 4000  # bytes of a vanished server's stderr quoted in the error
+GONE_WAIT = 10.0  # seconds to let a server that closed stdout exit
 CLIENT_INFO = {"name": "graphmem-bench", "version": "1"}
 
 _encode = msgspec.json.Encoder().encode
@@ -98,6 +100,7 @@ class RpcClient:
         stderr_path: Path,
         cwd: Path | None = None,
     ) -> None:
+        self.stderr_path = stderr_path
         self._stderr = stderr_path.open("ab")
         self.proc = subprocess.Popen(
             list(argv),
@@ -130,8 +133,23 @@ class RpcClient:
     def _read_line(self) -> bytes:
         line = self._stdout.readline()
         if not line:
-            raise ServerGoneError(f"server pid {self.pid} closed stdout (exit {self.proc.poll()})")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(GONE_WAIT)  # its last words reach the log before it exits
+            raise ServerGoneError(
+                f"server pid {self.pid} closed stdout (exit {self.proc.poll()}); the end of "
+                f"its stderr ({self.stderr_path}):\n{self.stderr_tail()}"
+            )
         return line
+
+    def stderr_tail(self, size: int = STDERR_TAIL) -> str:
+        """The last `size` bytes of the server's stderr: why it went away, when it did."""
+        self._stderr.flush()
+        try:
+            with self.stderr_path.open("rb") as log:
+                log.seek(max(0, log.seek(0, os.SEEK_END) - size))
+                return log.read().decode(errors="replace")
+        except OSError as error:
+            return f"(unreadable: {error})"
 
     def _read_response(self) -> tuple[int, bytes]:
         """The next response line and its id; answers or skips what the server sends on its own."""

@@ -5,11 +5,15 @@ subscriber only notes which entities they touched (a set insertion) and wakes a 
 thread, which reads those entities' embed texts (a short read on the writer), takes vectors
 from the cache where the (embedder id, text hash) is known and embeds the rest in small
 batches. A slow embedder therefore never delays a write: the write is answered, and searches
-report the entities still waiting (`pending`). At start the worker does the same for every
-entity: with a warm cache that is a cache read, never a re-embedding.
+report the entities still waiting (`pending`). At start the worker lists every entity into
+the same dirty set, so the start-up scan goes in the same small reads (with a warm cache, a
+cache read, never a re-embedding): no read of the whole graph's texts holds the writer. A read
+that fails (the writer busy past the request bound: a due decay run at 1,000,000 entities
+takes minutes) puts its names back and is retried after a pause, so nothing is dropped and
+`pending` never reads 0 before every entity has a vector.
 
 The API other code uses (graph_search, graph_reembed, merge suggestions): `embed_query`,
-`vector_of`, `similar`, `pending`, `reembed`.
+`vector_of`, `similar`, `similar_many`, `pending`, `reembed`.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ EMBED_BATCH = 64
 READ_BATCH = 2048
 WAKE_SECONDS = 1.0
 STOP_SECONDS = 10.0
+# Pauses after a failed read or store, doubling up to the last: the writer may be busy for
+# minutes, and a read that keeps failing must not spin.
+RETRY_SECONDS = (1.0, 2.0, 5.0, 15.0, 60.0)
 
 
 @dataclass(frozen=True)
@@ -64,8 +71,8 @@ class EmbeddingService:
         self._cond = threading.Condition()
         self._dirty: set[str] = set()
         self._working = 0  # entities taken from the dirty set, not yet done
-        self._started = False
-        self._scanned = threading.Event()  # the start-up pass over every entity is done
+        self._listed = False  # the start-up list of every entity is in the dirty set
+        self._failures = 0  # failed reads in a row: how long the next pause is
         self._stopping = False
         self._work = threading.Lock()  # one pass at a time: the worker's or graph_reembed's
         self._thread = threading.Thread(target=self._run, name="graphmem-embedder", daemon=True)
@@ -85,11 +92,9 @@ class EmbeddingService:
 
     def start(self, subscribe: Callable[[Callable[[Published], None]], None]) -> None:
         """Subscribe to committed envelopes, then scan every entity on the worker thread.
-        Subscribing first: a write between the two is seen by one or the other, never lost."""
+        Subscribing first: a write between the two is seen by one or the other, never lost.
+        Nothing here waits on the writer: start-up never fails because it is busy."""
         subscribe(self.on_published)
-        with self._cond:
-            self._working = self._read_any(lambda graph: len(graph.entity_names()))
-            self._started = True
         self._thread.start()
 
     def stop(self) -> None:
@@ -114,9 +119,12 @@ class EmbeddingService:
     # --- the API ----------------------------------------------------------------------------
 
     def pending(self) -> int:
-        """Entities whose vector may not be current yet (new, changed, or not scanned)."""
+        """Entities whose vector may not be current yet (new, changed, or not scanned); at
+        least 1 until the start-up scan has listed the entities. (A search reads the graph
+        first, and the worker's listing was asked of the writer before any search could be,
+        so a search sees the full count unless the listing had to be retried.)"""
         with self._cond:
-            return len(self._dirty) + self._working
+            return len(self._dirty) + self._working + (0 if self._listed else 1)
 
     def wait_idle(self, timeout: float) -> bool:
         """Tests and benches: wait (bounded) until nothing is pending; whether it got there."""
@@ -125,7 +133,7 @@ class EmbeddingService:
         timer.start()
         try:
             with self._cond:
-                while self._dirty or self._working:
+                while self._dirty or self._working or not self._listed:
                     if deadline.is_set():
                         return False
                     self._cond.wait(min(WAKE_SECONDS, timeout))
@@ -157,6 +165,20 @@ class EmbeddingService:
         types = None if entity_types is None else type_filter(entity_types)
         return self.vectors.top_k(vector, k, types=types, min_similarity=min_similarity)
 
+    def similar_many(
+        self,
+        vectors: Matrix,
+        k: int,
+        *,
+        entity_types: Sequence[str | None],
+        min_similarity: float = -1.0,
+    ) -> list[list[tuple[str, float]]]:
+        """`similar` for each row of `vectors` at once (row i of the type `entity_types[i]`,
+        None: any), with exact similarities: one matrix product per block of rows
+        (merge suggestions' 200 seeds), not a product each."""
+        filters = [None if t is None else type_filter([t]) for t in entity_types]
+        return self.vectors.top_k_many(vectors, k, types=filters, min_similarity=min_similarity)
+
     def reembed(self, *, force: bool) -> Reembedded:
         """graph_reembed: every alive entity whose vector is missing or stale (all: `force`),
         now, on the caller's thread; the worker waits meanwhile."""
@@ -168,15 +190,9 @@ class EmbeddingService:
     # --- the worker -------------------------------------------------------------------------
 
     def _run(self) -> None:
-        try:
-            self._pass(None)
-        except Exception:
-            log.exception("embedding_scan_failed")
-        finally:
-            with self._cond:
-                self._working = 0
-                self._cond.notify_all()
-            self._scanned.set()
+        while not self._list_all():
+            if not self._pause():
+                return
         while True:
             with self._cond:
                 while not self._dirty and not self._stopping:
@@ -185,19 +201,47 @@ class EmbeddingService:
                     return
                 names = [self._dirty.pop() for _ in range(min(READ_BATCH, len(self._dirty)))]
                 self._working = len(names)
+            failed = False
             try:
                 self._pass(names)
-            except Exception:  # a failed read or store: the next change tries again
+                self._failures = 0
+            except Exception:  # a failed read or store: the names wait for the next try
                 log.exception("embedding_pass_failed", entities=len(names))
+                failed = True
             finally:
                 with self._cond:
+                    if failed:
+                        self._dirty.update(names)
                     self._working = 0
                     self._cond.notify_all()
+            if failed and not self._pause():
+                return
 
-    def _pass(self, names: Sequence[str] | None) -> None:
-        # The lock is taken per batch (in _update), not for the pass: the start-up pass over
-        # 100,000 entities takes minutes with the semantic model, and graph_reembed must not
-        # wait for all of it.
+    def _list_all(self) -> bool:
+        """The start-up scan: every entity into the dirty set. Whether it was read."""
+        try:
+            names = self._read_any(lambda graph: list(graph.entity_names()))
+        except Exception:
+            log.exception("embedding_scan_deferred")
+            return False
+        with self._cond:
+            self._dirty.update(names)
+            self._listed = True
+            self._cond.notify_all()
+        self._failures = 0
+        return True
+
+    def _pause(self) -> bool:
+        """Wait before retrying a failed read; False when stopping meanwhile."""
+        seconds = RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS) - 1)]
+        self._failures += 1
+        with self._cond:
+            self._cond.wait_for(lambda: self._stopping, seconds)
+            return not self._stopping
+
+    def _pass(self, names: Sequence[str]) -> None:
+        # The lock is taken per batch (in _update), not for the pass, so graph_reembed never
+        # waits for a whole pass of the semantic model.
         alive, gone = self._read_texts(names)
         self.vectors.remove_many(gone)
         with self._cond:

@@ -12,10 +12,12 @@ naming the file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 import msgspec
+import numpy as np
 
 from actors.time_travel import GraphModels
 from graphmem.embedding.service import EmbeddingService
@@ -65,25 +67,37 @@ class ServiceSimilarities:
         self._graph = graph
         self.embedder = service.name
 
-    def most_similar(self, name: str, k: int, least: float) -> list[tuple[str, float]]:
-        vector = self._service.vector_of(name)
-        entity_type = self._graph.entity_type(name)
-        if vector is None or entity_type is None:
-            return []  # not embedded yet: no candidates (the answer reports what is pending)
+    def most_similar_many(
+        self, names: Sequence[str], k: int, least: float
+    ) -> list[list[tuple[str, float]]]:
+        graph = self._graph
+        answers: list[list[tuple[str, float]]] = [[] for _ in names]
+        asked, vectors, types = [], [], []
+        for at, name in enumerate(names):
+            vector = self._service.vector_of(name)
+            entity_type = graph.entity_type(name)
+            if vector is None or entity_type is None:
+                continue  # not embedded yet: no candidates (the answer reports what is pending)
+            asked.append(at)
+            vectors.append(vector)
+            types.append(entity_type)
+        if not asked:
+            return answers
         # A few more than k: the seed itself is among them, and at an as-of point some
         # may not be alive or of this type.
-        found = self._service.similar(
-            vector, 2 * k + 1, entity_types=[entity_type], min_similarity=least
+        found = self._service.similar_many(
+            np.stack(vectors), 2 * k + 1, entity_types=types, min_similarity=least
         )
-        same_type = type_filter([entity_type])
-        graph = self._graph
-        return [
-            (other, similarity)
-            for other, similarity in found
-            if other != name
-            and graph.has_entity(other)
-            and same_type(graph.entity_type(other) or "")
-        ][:k]
+        for at, entity_type, nearest in zip(asked, types, found, strict=True):
+            same_type = type_filter([entity_type])
+            answers[at] = [
+                (other, similarity)
+                for other, similarity in nearest
+                if other != names[at]
+                and graph.has_entity(other)
+                and same_type(graph.entity_type(other) or "")
+            ][:k]
+        return answers
 
 
 async def suggestions_tool(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,11 +17,14 @@ import numpy as np
 
 from actors.command_inputs import EntityUpdate
 from actors.commands import CreateEntities, DeleteEntities, EntityInput, UpdateEntities
+from actors.gateway import GraphGateway
+from actors.subscribers import Subscribers
 from graphmem.app import App, running
 from graphmem.config import Settings
 from graphmem.embedding.cache import CACHE_FILE
 from graphmem.embedding.embedders import HashEmbedder, Matrix
 from graphmem.embedding.service import EmbeddingService
+from projections.graph import GraphProjection
 
 WAIT = 60.0  # bounds every wait; a hung worker fails the test instead of hanging it
 REPO = Path(__file__).resolve().parents[2]
@@ -152,6 +155,49 @@ def test_a_write_is_answered_while_its_embedding_is_still_pending(tmp_path: Path
         assert service.pending() == 0
         assert service.vector_of("Slow Sam") is not None
         assert service.vector_of("Quick Quinn") is not None
+
+
+def test_a_writer_busy_past_the_read_bound_at_start_delays_the_scan_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    # At 1,000,000 entities a due decay run held the writer for minutes: the start-up read
+    # timed out, which either stopped the server's start or left every entity unembedded
+    # with `pending` at 0. Here a read of the graph holds the writer past a short bound.
+    with running(settings(tmp_path), load_schemas=False) as app:
+        create(app, "Alice", "Bob", "Carol")
+        gate, holding = threading.Event(), threading.Event()
+
+        def hold(_: object) -> bool:
+            holding.set()
+            return gate.wait(WAIT)
+
+        holder = threading.Thread(target=app.graph.query_models_blocking, args=(hold,))
+        holder.start()
+        short = GraphGateway(app.supervisor, Subscribers(), timeout=0.2)
+        timed_out = threading.Event()
+
+        def read(query: Callable[[GraphProjection], object]) -> object:
+            try:
+                return short.query_models_blocking(lambda m: query(m.graph))
+            except TimeoutError:
+                timed_out.set()
+                raise
+
+        service = EmbeddingService.in_data_dir(HashEmbedder(), read, app.settings.data_dir)
+        try:
+            assert holding.wait(WAIT)
+            try:
+                service.start(app.graph.subscribe)
+                assert timed_out.wait(WAIT)
+                assert service.pending() >= 1
+            finally:
+                gate.set()
+                holder.join(WAIT)
+            idle(service)
+            assert service.pending() == 0
+            assert all(service.vector_of(n) is not None for n in ("Alice", "Bob", "Carol"))
+        finally:
+            service.stop()
 
 
 def test_deleted_and_renamed_entities_leave_the_vector_search(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ tests/tools/test_graph_suggest_tools.py.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -42,6 +43,11 @@ class Cosines:
             if a == name and c >= least and self._graph.entity_type(b) == kind
         ]
         return sorted(found, key=lambda p: (-p[1], p[0]))[:k]
+
+    def most_similar_many(
+        self, names: Sequence[str], k: int, least: float
+    ) -> list[list[tuple[str, float]]]:
+        return [self.most_similar(name, k, least) for name in names]
 
 
 def suggest(feed: Feed, pairs: dict[tuple[str, str], float], **options: Any) -> dict[str, Any]:
