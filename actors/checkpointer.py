@@ -14,8 +14,9 @@ from typing import TypeVar
 import structlog
 
 from actors.catch_up import catch_up
-from eventstore.checkpoints import Retention
-from eventstore.log import Checkpoint, EventLog, StorageError
+from actors.stopping import Stopping
+from eventstore.checkpoints import Retention, check_abandoned
+from eventstore.log import Checkpoint, CheckpointAbandonedError, EventLog, StorageError
 from projections.projection import Projection
 
 log = structlog.get_logger(__name__)
@@ -70,8 +71,12 @@ class Checkpointer:
         event_log: EventLog,
         every: int | None = CHECKPOINT_EVERY,
         kept: int = CHECKPOINTS_KEPT,
+        stopping: Stopping | None = None,
     ) -> None:
+        """`stopping`: once a stop is asked, a save that would not end before its deadline
+        (going by the last one) is skipped, and one in progress is abandoned at the deadline."""
         self._log = event_log
+        self._stopping = stopping
         self.every = every
         self._retention = Retention(every or 1, kept)
         self.saved_at = 0  # position of the eager checkpoints last loaded or saved
@@ -197,16 +202,40 @@ class Checkpointer:
         a write."""
         if self.every is None or not eager:
             return
-        started = time.perf_counter()
         position = eager[0].position
+        stopping = self._stopping
+        if stopping is not None and not stopping.fits(stopping.last_save_seconds):
+            # The log is the truth: the next start folds these events from it instead.
+            log.info(
+                "checkpoint_skipped",
+                position=position,
+                reason="a stop was asked and the save would not end before its deadline",
+                last_save_seconds=round(stopping.last_save_seconds, 3),
+            )
+            return
+        abandoned = stopping.passed if stopping is not None else None
+        started = time.perf_counter()
         items: list[Checkpoint] = []
         try:
-            items.extend(_checkpoint(projection) for projection in eager)
+            for projection in eager:
+                check_abandoned(abandoned)  # each snapshot is in proportion to the graph
+                items.append(_checkpoint(projection))
             for projection in lazy:
                 moved = projection.position - self._lazy_at.get(projection.name, 0)
                 if moved > 0 and (final or moved >= self.every):
+                    check_abandoned(abandoned)
                     items.append(_checkpoint(projection))
-            written = self._log.checkpoints.save(*items, retention=self._retention)
+            written = self._log.checkpoints.save(
+                *items, retention=self._retention, abandoned=abandoned
+            )
+        except CheckpointAbandonedError:
+            log.info(
+                "checkpoint_abandoned",
+                position=position,
+                reason="a stop was asked and its deadline passed",
+                seconds=round(time.perf_counter() - started, 3),
+            )
+            return
         except StorageError as fault:  # a full or read-only disk: expected, no stack
             log.warning("checkpoint_save_failed", position=position, reason=str(fault))
             self.saved_at = position
@@ -218,12 +247,15 @@ class Checkpointer:
         self.saved_at = position
         for item in items[len(eager) :]:
             self._lazy_at[item.name] = max(self._lazy_at.get(item.name, 0), item.position)
+        seconds = time.perf_counter() - started
+        if stopping is not None:
+            stopping.last_save_seconds = seconds
         log.info(
             "checkpoint_saved",
             position=position,
             checkpoints=len(items),
             bytes=written,
-            seconds=round(time.perf_counter() - started, 3),
+            seconds=round(seconds, 3),
         )
 
 

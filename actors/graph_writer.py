@@ -20,6 +20,7 @@ from actors.errors import CommandRejectedError
 from actors.hooks import Hooks, operation_of
 from actors.read_models import ModelsQuery, ReadModels
 from actors.rebuild import BackgroundFold, Folded, RebuildResult
+from actors.stopping import Stopping
 from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorHandle
 from eventstore.events import Cause, Envelope
@@ -111,12 +112,15 @@ class GraphWriterActor(pykka.ThreadingActor):
         checkpoints_kept: int = CHECKPOINTS_KEPT,
         serve_stale: bool = False,
         ready: Reply[None] | None = None,
+        stopping: Stopping | None = None,
     ) -> None:
         """`serve_stale`: a long-running server's choice. When the only checkpoints are of an
         earlier projection version this one still reads (after an upgrade), answer from them
         while a background rebuild folds the log anew, instead of refolding before serving.
         `ready` is settled once the start-up fold is done: ok, or failed with why it could
-        not load the log (whoever starts the writer waits on it, bounded)."""
+        not load the log (whoever starts the writer waits on it, bounded). `stopping`: asked
+        by whoever stops the process before it stops the writer; checkpoint saves are skipped
+        or abandoned rather than run past its deadline (actors.stopping)."""
         super().__init__()
         self._ready = ready
         # Set when the stored log is damaged (DamagedLogError): nothing can be folded past
@@ -127,7 +131,9 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._supervision = supervision
         self._hooks = hooks if hooks is not None else Hooks()
         # checkpoint_every=None turns checkpoints off (neither loaded nor saved).
-        self._checkpoints = Checkpointer(event_log, checkpoint_every, checkpoints_kept)
+        self._checkpoints = Checkpointer(
+            event_log, checkpoint_every, checkpoints_kept, stopping=stopping
+        )
         # Stale models (from a checkpoint of an earlier version) serve only until the
         # background rebuild replaces them; they are never saved.
         self._models = ReadModels.serving(

@@ -90,6 +90,11 @@ class SupervisorActor(pykka.ThreadingActor):
         child.ref = child.factory(SupervisorHandle(self.actor_ref, failure.name))
 
     def on_stop(self) -> None:
-        for child in reversed(list(self._children.by_name.values())):
+        for name, child in reversed(list(self._children.by_name.items())):
             if child.ref.is_alive():
-                child.ref.stop(block=True, timeout=10)
+                try:
+                    child.ref.stop(block=True, timeout=10)
+                except pykka.Timeout:
+                    # Asked to stop all the same (the stop is queued): whoever stops the
+                    # process waits for the graph writer with its own bound (stop_actors).
+                    log.info("actor_still_stopping", actor=name)

@@ -23,11 +23,11 @@ from __future__ import annotations
 import logging
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from eventstore.log import Checkpoint, CheckpointInfo, LogError
+from eventstore.log import Checkpoint, CheckpointAbandonedError, CheckpointInfo, LogError
 from eventstore.retention import Retention
 
 __all__ = [
@@ -279,16 +279,25 @@ def store_records(
     checkpoints: Sequence[Checkpoint],
     records: Sequence[bytes],
     retention: Retention | None,
+    abandoned: Callable[[], bool] | None = None,
 ) -> int:
     """Put the `encode_records` of `checkpoints`; with `retention`, also drop the records of
     their names that it does not keep, and any of an older version or unreadable. Returns the
-    bytes written."""
+    bytes written. Raises CheckpointAbandonedError (before anything is committed: the caller
+    aborts) once `abandoned` answers True, asked before and after the puts."""
+    check_abandoned(abandoned)
     for checkpoint, record in zip(checkpoints, records, strict=True):
         writer.put(checkpoint.name, checkpoint.position, record)
+    check_abandoned(abandoned)
     if retention is not None:
         for checkpoint in checkpoints:
             _prune(writer, checkpoint.name, checkpoint.version, retention)
     return sum(map(len, records))
+
+
+def check_abandoned(abandoned: Callable[[], bool] | None) -> None:
+    if abandoned is not None and abandoned():
+        raise CheckpointAbandonedError("the checkpoint save was abandoned: a stop was asked")
 
 
 def _prune(writer: RecordWriter, name: str, version: int, retention: Retention) -> None:

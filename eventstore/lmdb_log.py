@@ -372,7 +372,12 @@ class LmdbCheckpointStore:
     def __init__(self, log: LmdbEventLog) -> None:
         self._log = log
 
-    def save(self, *items: Checkpoint, retention: Retention | None = None) -> int:
+    def save(
+        self,
+        *items: Checkpoint,
+        retention: Retention | None = None,
+        abandoned: Callable[[], bool] | None = None,
+    ) -> int:
         # Encoded (checksummed, copied) before the write transaction, which other processes'
         # appends wait for, so it holds only the puts.
         encoded = self._log.read(
@@ -381,7 +386,9 @@ class LmdbCheckpointStore:
         )
         return self._log.write(
             _records,
-            lambda records: checkpoints.store_records(records, items, encoded, retention),
+            lambda records: checkpoints.store_records(
+                records, items, encoded, retention, abandoned
+            ),
             buffers=True,
         )
 

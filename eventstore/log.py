@@ -89,6 +89,10 @@ class CheckpointInfo(NamedTuple):
     problem: str | None
 
 
+class CheckpointAbandonedError(LogError):
+    """A checkpoint save given up on midway (a stop was asked): nothing of it was stored."""
+
+
 class CheckpointStore(Protocol):
     """Checkpoints kept beside the log, in the same store (docs/architecture.md §2: `checkpoints`).
 
@@ -96,10 +100,17 @@ class CheckpointStore(Protocol):
     eventstore.checkpoints for the format and the checks.
     """
 
-    def save(self, *checkpoints: Checkpoint, retention: Retention | None = None) -> int:
+    def save(
+        self,
+        *checkpoints: Checkpoint,
+        retention: Retention | None = None,
+        abandoned: Callable[[], bool] | None = None,
+    ) -> int:
         """Store `checkpoints` in one write transaction (with `retention`, dropping what it does
         not keep of their names); returns the bytes written. A position past the log's end is
-        a LogError."""
+        a LogError. `abandoned` is asked between the steps (encoding, puts, commit): once it
+        answers True, nothing is stored (the transaction is aborted) and
+        CheckpointAbandonedError is raised."""
         ...
 
     def load(

@@ -256,11 +256,18 @@ class InMemoryCheckpointStore:
         self._records: dict[str, dict[int, bytes]] = {}
         self._lock = threading.Lock()
 
-    def save(self, *items: Checkpoint, retention: Retention | None = None) -> int:
+    def save(
+        self,
+        *items: Checkpoint,
+        retention: Retention | None = None,
+        abandoned: Callable[[], bool] | None = None,
+    ) -> int:
         self._log._require_open()
         with self._lock:
             view = self._view()
             records = checkpoints.encode_records(view, items)
+            # No transaction to abort here: asked once, before anything is put.
+            checkpoints.check_abandoned(abandoned)
             return checkpoints.store_records(view, items, records, retention)
 
     def load(

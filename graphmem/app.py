@@ -6,7 +6,7 @@ import contextlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pykka
@@ -20,6 +20,7 @@ from actors.graph_writer import GraphWriterActor
 from actors.hooks import Hooks
 from actors.replicator import ReplicatorActor
 from actors.schema_registry import SchemaRegistryActor
+from actors.stopping import Stopping
 from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorActor, SupervisorHandle
 from actors.time_travel import TimeTravel
@@ -38,6 +39,13 @@ from graphmem.tools.catalog import STATIC_TOOL_NAMES
 log = structlog.get_logger(__name__)
 
 STOP_TIMEOUT = 10.0
+# How long a stop lets the graph writer's checkpoint save run before it is abandoned (a final
+# one that would not fit, going by the last save, is skipped): the log is the truth, and the
+# next start folds what a skipped checkpoint would have held.
+STOP_SAVE_BUDGET = 10.0
+# Beyond what is left of the stop's budget and one whole checkpoint save (Stopping.writer_limit):
+# the graph writer's other stop work (its last group commit, answering what is queued).
+WRITER_STOP_GRACE = 30.0
 # How long the graph writer may take to load the log at start-up (a refold of a long log
 # when no checkpoint fits): generous, but bounded, and a writer that dies says so at once.
 LOAD_TIMEOUT = 1800.0
@@ -56,6 +64,8 @@ class App:
     time_travel: TimeTravel | None = None
     # The graph family's embeddings (graph_search, graph_reembed): served processes only.
     embeddings: EmbeddingService | None = None
+    # Asked by stop_actors before anything stops: the writer's checkpoints give way to it.
+    stopping: Stopping = field(default_factory=Stopping)
 
 
 def start_actors(
@@ -77,6 +87,7 @@ def start_actors(
     DecaySchedulerActor unless GRAPHMEM_DECAY_SCHEDULE=off or decay.schedule_hours is 0."""
     hooks = hooks if hooks is not None else Hooks(load_hooks(settings.hooks))
     subscribers = Subscribers()
+    stopping = Stopping()
     supervisor = SupervisorActor.start()
     start = supervisor.proxy().start_child
     loaded: BlockingReply[None] = BlockingReply()
@@ -91,6 +102,7 @@ def start_actors(
                 checkpoint_every=settings.checkpoint_every or None,
                 serve_stale=serve_stale,
                 ready=loaded,
+                stopping=stopping,
             )
 
         writer = start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
@@ -125,7 +137,16 @@ def start_actors(
         pykka.ActorRegistry.stop_all(block=True, timeout=STOP_TIMEOUT)
         raise
     transactions = TransactionGateway(coordinator_ref, hooks)
-    return App(settings, event_log, supervisor, graph, transactions, hooks, TimeTravel(event_log))
+    return App(
+        settings,
+        event_log,
+        supervisor,
+        graph,
+        transactions,
+        hooks,
+        TimeTravel(event_log),
+        stopping=stopping,
+    )
 
 
 def _start_decay_scheduler(
@@ -205,12 +226,42 @@ def _wait_loaded(writer: pykka.ActorRef[GraphWriterActor], loaded: BlockingReply
                 ) from None
 
 
-def stop_actors(app: App) -> None:
+def stop_actors(app: App) -> bool:
+    """Stop every actor, the graph writer last. True once the writer has really stopped: only
+    then may the log be closed (closed under a writer still saving a checkpoint, the save
+    failed with "the log is closed"). The stop is asked first (App.stopping), so a checkpoint
+    save in progress is abandoned and a final one skipped rather than run past STOP_SAVE_BUDGET;
+    the wait for the writer is bounded by Stopping.writer_limit. False (logged) if the writer
+    is still running after it: the caller leaves the log open (LMDB needs no close to be
+    consistent; every acknowledged write is committed)."""
+    app.stopping.ask(STOP_SAVE_BUDGET)
+    writer = _writer_of(app)
     with contextlib.suppress(pykka.ActorDeadError):  # already stopped
-        app.supervisor.stop(block=True, timeout=STOP_TIMEOUT)
+        app.supervisor.stop(block=False)
+    if writer is not None:
+        limit = app.stopping.writer_limit(WRITER_STOP_GRACE)
+        if not writer.actor_stopped.wait(limit):
+            log.error("graph_writer_still_running", waited_seconds=round(limit, 3))
+            return False
     # Anything started outside the supervisor (or left by a failed start) must not keep the
     # process alive: pykka's threads are not daemons.
-    pykka.ActorRegistry.stop_all(block=True, timeout=STOP_TIMEOUT)
+    try:
+        pykka.ActorRegistry.stop_all(block=True, timeout=STOP_TIMEOUT)
+    except pykka.Timeout:
+        log.error("actors_still_running", waited_seconds=STOP_TIMEOUT)
+    return True
+
+
+def _writer_of(app: App) -> pykka.ActorRef[GraphWriterActor] | None:
+    """The graph writer's current ref (the supervisor may have restarted it); None when the
+    supervisor has stopped already."""
+    try:
+        writer: pykka.ActorRef[GraphWriterActor] = (
+            app.supervisor.proxy().child("graph_writer").get(timeout=STOP_TIMEOUT)
+        )
+    except (pykka.ActorDeadError, pykka.Timeout, KeyError):
+        return None
+    return writer
 
 
 def start_embeddings(app: App) -> App:
@@ -252,6 +303,7 @@ def running(
         node_id=settings.node_id,
         clock=settings.hybrid_clock(),
     )
+    stopped = True  # whether the writer has stopped: only then is the log closed
     try:
         app = start_actors(
             settings,
@@ -265,7 +317,7 @@ def running(
             if embed:
                 app = start_embeddings(app)
         except BaseException:
-            stop_actors(app)
+            stopped = stop_actors(app)
             raise
         log.info(
             "graphmem_started",
@@ -279,7 +331,10 @@ def running(
         finally:
             if app.embeddings is not None:
                 app.embeddings.stop()
-            stop_actors(app)
+            stopped = stop_actors(app)
     finally:
-        event_log.close()
-        log.info("graphmem_stopped")
+        if stopped:
+            event_log.close()
+            log.info("graphmem_stopped")
+        else:
+            log.error("log_left_open", reason="the graph writer did not stop in time")

@@ -185,7 +185,7 @@ def test_a_snapshot_that_does_not_restore_is_passed_over_for_an_older_one(
 
 
 class BrokenCheckpoints:
-    def save(self, *items: Checkpoint, retention: object = None) -> int:
+    def save(self, *items: Checkpoint, retention: object = None, abandoned: object = None) -> int:
         raise LogError("disk full")
 
     def load(self, name: str, version: int, *, at_or_before: int | None = None) -> None:
@@ -313,10 +313,10 @@ class HeldCheckpoints:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner.checkpoints, name)
 
-    def save(self, *items: Checkpoint, retention: Any = None) -> int:
+    def save(self, *items: Checkpoint, retention: Any = None, abandoned: Any = None) -> int:
         self.saving.set()
         assert self.gate.wait(WAIT), "the test never opened the gate"
-        return self.inner.checkpoints.save(*items, retention=retention)
+        return self.inner.checkpoints.save(*items, retention=retention, abandoned=abandoned)
 
 
 class HeldCheckpointLog:

@@ -1,0 +1,148 @@
+"""Stopping while the graph writer saves a checkpoint: bounded, and never under the writer.
+
+At 1,000,000 entities a checkpoint save takes ~40 s: the stop timed out after 10 s, the log
+was then closed under the still-saving writer, and `checkpoint_save_failed: the log is closed`
+followed. The log is the truth and a checkpoint an optimisation, so a stop now abandons the
+save in progress (its transaction aborted) once its budget is spent, skips a final one that
+would not fit, and closes nothing before the writer has stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from structlog.testing import capture_logs
+
+from actors.checkpointer import Checkpointer
+from actors.commands import CreateEntities, EntityInput
+from actors.stopping import Stopping
+from eventstore.events import EntityCreated
+from eventstore.lmdb_log import LmdbEventLog
+from eventstore.log import Checkpoint, EventLog
+from graphmem import app as app_module
+from graphmem.app import start_actors, stop_actors
+from graphmem.config import Settings
+from projections.graph import GraphProjection
+
+WAIT = 10.0
+
+
+class HeldCheckpointLog:
+    """A log whose checkpoint saves wait until the test opens the gate, and which notes
+    whether the graph writer was still alive when it was closed."""
+
+    def __init__(self, inner: LmdbEventLog) -> None:
+        self.inner = inner
+        self.gate = threading.Event()
+        self.saving = threading.Event()
+        self.checkpoints = self
+        self.closed_under_writer: bool | None = None
+        self.writer_alive: Any = None  # set by the test: whether the writer still runs
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def save(self, *items: Checkpoint, retention: Any = None, abandoned: Any = None) -> int:
+        self.saving.set()
+        assert self.gate.wait(WAIT), "the test never opened the gate"
+        return self.inner.checkpoints.save(*items, retention=retention, abandoned=abandoned)
+
+    def load(self, *args: Any, **kwargs: Any) -> Any:
+        return self.inner.checkpoints.load(*args, **kwargs)
+
+    def entries(self, *args: Any, **kwargs: Any) -> Any:
+        return self.inner.checkpoints.entries(*args, **kwargs)
+
+    def close(self) -> None:
+        self.closed_under_writer = bool(self.writer_alive and self.writer_alive())
+        self.inner.close()
+
+
+def people(*names: str) -> CreateEntities:
+    return CreateEntities([EntityInput(name, "person", [f"{name} was here"]) for name in names])
+
+
+def folded_graph(event_log: LmdbEventLog) -> GraphProjection:
+    graph = GraphProjection()
+    graph.apply_all(event_log.append([EntityCreated(name="Alice", entity_type="person")]))
+    return graph
+
+
+NAMES = [f"p{i}" for i in range(8)]  # two events each: past checkpoint_every=10
+
+
+def test_a_stop_during_a_long_checkpoint_abandons_it_and_never_closes_the_log_under_the_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No budget: the save in progress is abandoned as soon as it goes on, as it would be at
+    # 1M entities once the budget is spent.
+    monkeypatch.setattr(app_module, "STOP_SAVE_BUDGET", 0.0)
+    settings = Settings(data_dir=tmp_path, checkpoint_every=10)
+    held = HeldCheckpointLog(LmdbEventLog.open(tmp_path))
+    with capture_logs() as logs:
+        app = start_actors(settings, cast(EventLog, held))
+        writer = app.supervisor.proxy().child("graph_writer").get(timeout=WAIT)
+        held.writer_alive = writer.is_alive
+        app.graph.execute_blocking(people(*NAMES))  # acknowledged, then a save is due
+        assert held.saving.wait(WAIT), "no checkpoint save started"
+
+        stopped: list[bool] = []
+        stopper = threading.Thread(target=lambda: stopped.append(stop_actors(app)))
+        stopper.start()
+        # The writer is inside the save when the stop is asked; it goes on only then.
+        assert app.stopping.asked.wait(WAIT)
+        held.gate.set()
+        stopper.join(WAIT)
+        assert not stopper.is_alive(), "the stop did not end within its bound"
+        assert stopped == [True]
+        assert not writer.is_alive()
+        held.close()
+
+    assert held.closed_under_writer is False
+    assert [e["event"] for e in logs if e["log_level"] == "error"] == []
+    assert [e for e in logs if e["event"] == "checkpoint_save_failed"] == []
+    # The save in progress is abandoned, and the final one (on stop) skipped: no budget left.
+    assert [e["event"] for e in logs if e["event"].startswith("checkpoint_")] == [
+        "checkpoint_abandoned",
+        "checkpoint_skipped",
+    ]
+    with LmdbEventLog.open(tmp_path) as event_log:
+        assert event_log.checkpoints.entries() == []  # aborted: nothing of it stored
+        restarted = start_actors(settings, event_log)
+        try:
+            names = restarted.graph.query_blocking(lambda g: sorted(g.entity_names()))
+        finally:
+            assert stop_actors(restarted)
+    assert names == sorted(NAMES)
+
+
+def test_a_stop_skips_a_final_checkpoint_that_would_not_end_before_its_deadline(
+    tmp_path: Path,
+) -> None:
+    stopping = Stopping()
+    stopping.last_save_seconds = 40.0  # the last save, at 1M entities
+    with LmdbEventLog.open(tmp_path) as event_log:
+        graph = folded_graph(event_log)
+        checkpointer = Checkpointer(event_log, every=10, stopping=stopping)
+        stopping.ask(10.0)
+        with capture_logs() as logs:
+            checkpointer.save([graph], [], final=True)
+        assert event_log.checkpoints.entries() == []
+    assert [e["event"] for e in logs] == ["checkpoint_skipped"]
+
+
+def test_before_a_stop_is_asked_a_save_is_never_skipped_whatever_the_last_one_took(
+    tmp_path: Path,
+) -> None:
+    stopping = Stopping()
+    stopping.last_save_seconds = 40.0
+    with LmdbEventLog.open(tmp_path) as event_log:
+        checkpointer = Checkpointer(event_log, every=10, stopping=stopping)
+        graph = folded_graph(event_log)
+        with capture_logs() as logs:
+            checkpointer.save([graph], [], final=True)
+        assert [e.name for e in event_log.checkpoints.entries()] == ["graph"]
+    assert [e["event"] for e in logs] == ["checkpoint_saved"]
