@@ -9,7 +9,16 @@ import pykka
 
 from actors.bridge import AsyncReply, BlockingReply, Reply
 from actors.commands import Command, CommandOf, CommandResult
-from actors.graph_writer import ApplyRemote, Ask, AskModels, Execute, GraphWriterActor, Rebuild
+from actors.family_index_progress import FamilyIndexProgress
+from actors.graph_writer import (
+    ApplyRemote,
+    Ask,
+    AskModels,
+    BuildFamilyIndex,
+    Execute,
+    GraphWriterActor,
+    Rebuild,
+)
 from actors.read_models import ReadModels
 from actors.rebuild import RebuildResult
 from actors.subscribers import Subscriber, Subscribers
@@ -55,8 +64,11 @@ class GraphGateway:
         subscribers: Subscribers,
         child_name: str = "graph_writer",
         timeout: float = DEFAULT_TIMEOUT,
+        family_index: FamilyIndexProgress | None = None,
     ) -> None:
+        """`family_index`: the writer's FamilyIndexProgress (the same object it writes)."""
         self._supervisor = supervisor
+        self.family_index = family_index if family_index is not None else FamilyIndexProgress()
         self._subscribers = subscribers
         self._child_name = child_name
         self._ref: pykka.ActorRef[GraphWriterActor] | None = None
@@ -72,6 +84,13 @@ class GraphGateway:
     def send(self, command: CommandOf[R], cause: Cause | None, reply: Reply[R]) -> None:
         """Hand a command to the writer; `reply` is settled once it is decided and committed."""
         self._writer().tell(_execute(command, cause, reply))
+
+    def start_family_index(self) -> None:
+        """Have the writer build the graph family's FamilyIndex in the background, a step at a
+        time (once: later calls do nothing); `family_index.built` is set when it is done."""
+        if not self.family_index.requested:
+            self.family_index.requested = True
+            self._writer().tell(BuildFamilyIndex())
 
     async def execute(
         self,

@@ -20,6 +20,10 @@ class Stopping:
 
     def __init__(self) -> None:
         self.asked = threading.Event()
+        # Set once the graph writer has finished its on_stop (or failed); pykka's own
+        # `actor_stopped` is set BEFORE on_stop runs, so it cannot tell that the writer is done
+        # with the log. Cleared by a writer as it starts (a restart by the supervisor).
+        self.writer_stopped = threading.Event()
         self._deadline = float("inf")
         # How long the last checkpoint save took: what one more costs (the stop's wait for
         # a save that cannot be abandoned midway is derived from it).

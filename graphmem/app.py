@@ -14,6 +14,7 @@ import structlog
 
 from actors.bridge import BlockingReply
 from actors.decay_scheduler import DecaySchedulerActor, first_event_time
+from actors.family_index_progress import FamilyIndexProgress
 from actors.gateway import GraphGateway
 from actors.graph_maintenance import decay_command
 from actors.graph_writer import GraphWriterActor
@@ -88,6 +89,7 @@ def start_actors(
     hooks = hooks if hooks is not None else Hooks(load_hooks(settings.hooks))
     subscribers = Subscribers()
     stopping = Stopping()
+    family_index = FamilyIndexProgress()  # written by the writer (any restart), read by tools
     supervisor = SupervisorActor.start()
     start = supervisor.proxy().start_child
     loaded: BlockingReply[None] = BlockingReply()
@@ -103,11 +105,12 @@ def start_actors(
                 serve_stale=serve_stale,
                 ready=loaded,
                 stopping=stopping,
+                family_index=family_index,
             )
 
         writer = start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
         _wait_loaded(writer, loaded)
-        graph = GraphGateway(supervisor, subscribers)
+        graph = GraphGateway(supervisor, subscribers, family_index=family_index)
 
         def coordinator(handle: SupervisorHandle) -> pykka.ActorRef[TransactionCoordinatorActor]:
             return TransactionCoordinatorActor.start(graph, hooks)
@@ -235,14 +238,13 @@ def stop_actors(app: App) -> bool:
     is still running after it: the caller leaves the log open (LMDB needs no close to be
     consistent; every acknowledged write is committed)."""
     app.stopping.ask(STOP_SAVE_BUDGET)
-    writer = _writer_of(app)
     with contextlib.suppress(pykka.ActorDeadError):  # already stopped
         app.supervisor.stop(block=False)
-    if writer is not None:
-        limit = app.stopping.writer_limit(WRITER_STOP_GRACE)
-        if not writer.actor_stopped.wait(limit):
-            log.error("graph_writer_still_running", waited_seconds=round(limit, 3))
-            return False
+    limit = app.stopping.writer_limit(WRITER_STOP_GRACE)
+    # Not pykka's actor_stopped: it is set before on_stop (the final checkpoint) runs.
+    if not app.stopping.writer_stopped.wait(limit):
+        log.error("graph_writer_still_running", waited_seconds=round(limit, 3))
+        return False
     # Anything started outside the supervisor (or left by a failed start) must not keep the
     # process alive: pykka's threads are not daemons.
     try:
@@ -250,18 +252,6 @@ def stop_actors(app: App) -> bool:
     except pykka.Timeout:
         log.error("actors_still_running", waited_seconds=STOP_TIMEOUT)
     return True
-
-
-def _writer_of(app: App) -> pykka.ActorRef[GraphWriterActor] | None:
-    """The graph writer's current ref (the supervisor may have restarted it); None when the
-    supervisor has stopped already."""
-    try:
-        writer: pykka.ActorRef[GraphWriterActor] = (
-            app.supervisor.proxy().child("graph_writer").get(timeout=STOP_TIMEOUT)
-        )
-    except (pykka.ActorDeadError, pykka.Timeout, KeyError):
-        return None
-    return writer
 
 
 def start_embeddings(app: App) -> App:

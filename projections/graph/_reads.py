@@ -75,6 +75,10 @@ class GraphReads:
         self._follower = made
         return made
 
+    def followed_by(self) -> FoldFollower | None:
+        """The derived index in the one slot (see `follower`), if any, of whatever kind."""
+        return self._follower
+
     def _unpack(self, entity: EntityRecord) -> None:
         """Move the entity's packed occurrences into `occ`, before those added since."""
         assert entity.packed is not None

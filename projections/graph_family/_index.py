@@ -49,8 +49,11 @@ __all__ = [
     "CONTRADICTS",
     "EntityEntry",
     "FamilyIndex",
+    "FamilyIndexBuild",
+    "FamilyIndexBuildingError",
     "IndexListener",
     "family_index",
+    "family_index_built",
     "is_contradiction",
 ]
 
@@ -77,10 +80,121 @@ def is_contradiction(relation_type: str) -> bool:
 
 
 def family_index(graph: GraphProjection) -> FamilyIndex:
-    """The graph's FamilyIndex, built on first use and brought up to date."""
+    """The graph's FamilyIndex, built on first use and brought up to date. While a
+    FamilyIndexBuild is under way (a server builds it a step at a time), raises
+    FamilyIndexBuildingError rather than building it all in this call: at 1,000,000 entities
+    that took ~210 s, past any request's bound."""
+    found = graph.followed_by()
+    if isinstance(found, FamilyIndexBuild):
+        raise FamilyIndexBuildingError(found.done, found.total)
     index = graph.follower(FamilyIndex, lambda _: FamilyIndex(graph))
     index.refresh()
     return index
+
+
+def family_index_built(graph: GraphProjection) -> bool:
+    """Whether the graph's FamilyIndex is built (a family read answers without building it)."""
+    return isinstance(graph.followed_by(), FamilyIndex)
+
+
+class FamilyIndexBuildingError(Exception):
+    """A family read arrived while the FamilyIndex is being built in steps: retry shortly."""
+
+    def __init__(self, done: int, total: int) -> None:
+        self.done = done
+        self.total = total
+        share = f", {done * 100 // total}%" if total else ""
+        super().__init__(
+            f"the graph family's index is being built ({done:,} of {total:,} entities and "
+            f"relations{share}) after the server started; graph reads answer once it is "
+            "done: retry in a few seconds"
+        )
+
+
+class FamilyIndexBuild:
+    """A FamilyIndex built `step` by `step` (a bounded number of entities or relations each),
+    so that the writer answers other requests in between instead of stopping for minutes.
+
+    It holds the graph's follower slot meanwhile: the fold tells it what each event touches,
+    and what was touched is left out here and re-derived by the index's first refresh, like
+    any change after a build. A read that builds the index at once (one-shot commands,
+    which never start a stepped build) takes the slot: the next step then finds itself
+    displaced and gives up.
+    """
+
+    def __init__(self, graph: GraphProjection) -> None:
+        self.graph = graph
+        self.reading = Reading(graph)
+        self._names = graph.entity_names()
+        self._keys: list[RelationKey] | None = None
+        self._at = 0  # the next name, then the next key
+        self.entries: list[EntityEntry] = []
+        self.relations: dict[RelationKey, RelationEntry] = {}
+        self._rules: set[str] = set()
+        self.touched_names: set[str] = set()
+        self.touched_keys: set[RelationKey] = set()
+        self.decay_touched = False
+        self.done = 0
+        self.total = len(self._names) + graph.relation_count()
+
+    def folded(self, event: Any) -> None:
+        kind = type(event)
+        if kind is ObservationAdded or kind is ObservationDeleted:
+            self.touched_names.add(event.entity)
+        elif kind in _ENTITY_EVENTS:
+            self.touched_names.add(event.name)
+        elif kind in _RELATION_EVENTS:
+            self.touched_keys.add((event.from_entity, event.to_entity, event.relation_type))
+        elif kind is DecayApplied:
+            self.decay_touched = True
+
+    @property
+    def displaced(self) -> bool:
+        return self.graph.followed_by() is not self
+
+    def step(self, budget: int) -> FamilyIndex | None:
+        """Derive up to `budget` more entries; the index, installed as the graph's follower,
+        once all are (None before, and once displaced)."""
+        if self.displaced:
+            return None
+        if self._keys is None:
+            budget = self._entity_step(budget)
+            if self._keys is None:
+                return None
+        keys = self._keys
+        graph, run, rules = self.graph, self.reading.run, self._rules
+        end = min(len(keys), self._at + budget)
+        for key in keys[self._at : end]:
+            if key not in self.touched_keys:  # re-derived by the first refresh
+                relation = _relation_entry(graph, key, run, rules)
+                if relation is not None:
+                    self.relations[key] = relation
+        self.done += end - self._at
+        self._at = end
+        if end < len(keys):
+            return None
+        index = FamilyIndex(graph, self)
+        return graph.follower(FamilyIndex, lambda _: index)  # takes this build's slot
+
+    def _entity_step(self, budget: int) -> int:
+        """Entries for up to `budget` names; what is left of the budget."""
+        names = self._names
+        end = min(len(names), self._at + budget)
+        reading = self.reading
+        for name in names[self._at : end]:
+            if name not in self.touched_names:  # deleted or changed since: re-derived later
+                entry = _entity_entry(reading, name)
+                self.entries.append(entry)
+                if entry.rule:
+                    self._rules.add(name)
+        self.done += end - self._at
+        left = budget - (end - self._at)
+        self._at = end
+        if end == len(names):
+            self._keys = self.graph.relation_keys()
+            self._at = 0
+            self.total = self.done + len(self._keys)
+        return left
 
 
 class IndexListener(Protocol):
@@ -142,7 +256,9 @@ class FamilyIndex:
     read that needs a relation tally, so search and listings never pay for 300,000 edges).
     """
 
-    def __init__(self, graph: GraphProjection) -> None:
+    def __init__(self, graph: GraphProjection, built: FamilyIndexBuild | None = None) -> None:
+        """`built`: the entries a FamilyIndexBuild derived in steps (what was touched
+        meanwhile is left dirty for the first refresh); without it, derived here at once."""
         self._graph = graph
         self._dirty_entities: set[str] = set()
         self._dirty_relations: set[RelationKey] = set()
@@ -153,7 +269,14 @@ class FamilyIndex:
         self.generation = 0
         self._derived: dict[Any, tuple[int, Any]] = {}
         self._listeners: dict[str, IndexListener] = {}
-        self._build_entities()
+        if built is None:
+            self._build_entities(Reading(graph), None)
+            return
+        self._build_entities(built.reading, built.entries)
+        self._adopt_relations(built.relations)
+        self._dirty_entities |= built.touched_names
+        self._dirty_relations |= built.touched_keys
+        self._decay_dirty = built.decay_touched
 
     # --- told by the fold ---------------------------------------------------------------
 
@@ -172,9 +295,8 @@ class FamilyIndex:
 
     # --- building and catching up -------------------------------------------------------
 
-    def _build_entities(self) -> None:
+    def _build_entities(self, reading: Reading, built: list[EntityEntry] | None) -> None:
         graph = self._graph
-        reading = Reading(graph)
         self.run = reading.run
         self._entities: dict[str, EntityEntry] = {}
         self.entities_by_type: Counter[str] = Counter()
@@ -184,7 +306,11 @@ class FamilyIndex:
         self.forget_contradictions()
         self._stale_threshold: float | None = None
         self._stale: SortedList[tuple[int, str]] = SortedList()
-        entries = [_entity_entry(reading, name) for name in graph.entity_names()]
+        entries = (
+            built
+            if built is not None
+            else [_entity_entry(reading, name) for name in graph.entity_names()]
+        )
         for entry in entries:
             self._entities[entry.name] = entry
             self._count_entity(entry, 1)
@@ -213,20 +339,28 @@ class FamilyIndex:
     def _relation_half(self) -> dict[RelationKey, RelationEntry]:
         if self._relations is not None:
             return self._relations
-        self._relations = {}
+        graph = self._graph
+        rules = {name for name, entry in self._entities.items() if entry.rule}
+        run = self.run
+        relations: dict[RelationKey, RelationEntry] = {}
+        for key in graph.relation_keys():
+            relation = _relation_entry(graph, key, run, rules)
+            if relation is not None:
+                relations[key] = relation
+        return self._adopt_relations(relations)
+
+    def _adopt_relations(
+        self, relations: dict[RelationKey, RelationEntry]
+    ) -> dict[RelationKey, RelationEntry]:
+        """The relations' half from its entries: tallies, sorted structures, hubs."""
+        self._relations = relations
         self.edges_by_type: Counter[str] = Counter()
         self._weight_micro = 0
         self._degree: Counter[str] = Counter()
         self._contradictions: dict[RelationKey, bool] = {}
         self._unresolved = 0
-        graph = self._graph
-        rules = {name for name, entry in self._entities.items() if entry.rule}
-        run = self.run
-        for key in graph.relation_keys():
-            relation = _relation_entry(graph, key, run, rules)
-            if relation is not None:
-                self._relations[key] = relation
-                self._count_relation(relation, 1)
+        for relation in relations.values():
+            self._count_relation(relation, 1)
         self._ingested: SortedList[tuple[int, RelationKey]] = SortedList(
             (entry.ingested_at, key) for key, entry in self._relations.items()
         )
