@@ -29,10 +29,13 @@ from eventstore.hlc import ms_of
 from eventstore.log import EventLog
 from projections.graph import GraphProjection
 from projections.graph_decay import newest_run
+from projections.graph_family import FamilyIndexBuildingError
 
 __all__ = ["DecaySchedulerActor", "Tick", "TickOutcome", "first_event_time"]
 
 log = structlog.get_logger(__name__)
+# A due run that met the family index being built is tried again this much later.
+RETRY_MS = 60_000
 
 CAUSE = Cause(tool="graph_decay", client="decay_scheduler")
 MAX_SLEEP_S = 3600.0
@@ -111,6 +114,11 @@ class DecaySchedulerActor(pykka.ThreadingActor):
         now = self._clock()
         try:
             outcome = self._check(now)
+        except FamilyIndexBuildingError as building:
+            # A served process builds the family index in the background after start-up:
+            # try again soon, not a whole period later.
+            log.info("decay_scheduled_run_deferred", reason=str(building))
+            outcome = TickOutcome(ran=False, due_at=now + min(self._period_ms, RETRY_MS))
         except Exception:  # the edge of a background job: log it, try again at the next tick
             log.exception("decay_scheduled_run_failed")
             outcome = TickOutcome(ran=False, due_at=now + self._period_ms)

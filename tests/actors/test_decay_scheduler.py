@@ -3,6 +3,7 @@ test moves (no sleeps: every ask is bounded, and the timer is off)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -11,15 +12,22 @@ import pytest
 from structlog.testing import capture_logs
 
 from actors.bridge import BlockingReply
-from actors.decay_scheduler import DecaySchedulerActor, Tick, TickOutcome, first_event_time
+from actors.decay_scheduler import (
+    RETRY_MS,
+    DecaySchedulerActor,
+    Tick,
+    TickOutcome,
+    first_event_time,
+)
 from actors.graph_commands import GraphRelate
 from actors.graph_maintenance import decay_command
 from actors.graph_tunables import Decay
-from actors.graph_writer import Execute
+from actors.graph_writer import BuildFamilyIndex, Execute
 from eventstore.events import Cause, DecayApplied
 from eventstore.hlc import HybridLogicalClock
 from eventstore.memory_log import InMemoryEventLog
 from projections.graph import GraphProjection
+from projections.graph_family import FamilyIndexBuild
 from tests.actors.graph_support import DAY, T0
 from tests.actors.writer_support import WAIT, Writer
 
@@ -203,3 +211,29 @@ def test_a_failed_look_up_of_the_last_run_is_logged_and_the_actor_lives_on(setup
         assert not tick(ref).ran
     assert any(line["event"] == "decay_scheduled_run_failed" for line in logs)
     assert tick(ref).ran
+
+
+def test_a_due_run_that_meets_the_family_index_being_built_is_tried_again_soon(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A served process builds the family index in the background after start-up: a due run
+    # meeting it is refused (nothing appended) and retried a minute later, not a period later.
+    gate = threading.Event()
+    original = FamilyIndexBuild.step
+
+    def held(build: FamilyIndexBuild, budget: int) -> Any:
+        return original(build, budget) if gate.is_set() else None
+
+    monkeypatch.setattr(FamilyIndexBuild, "step", held)
+    setup.seed()
+    ref = setup.scheduler()
+    setup.writer.ref.tell(BuildFamilyIndex())
+    setup.clock.ms = T0 + 2 * DAY
+    with capture_logs() as logs:
+        outcome = tick(ref)
+    assert not outcome.ran and outcome.due_at == T0 + 2 * DAY + RETRY_MS
+    assert [line["event"] for line in logs if line["log_level"] == "error"] == []
+    assert setup.runs() == []
+    gate.set()
+    assert tick(ref).ran
+    assert len(setup.runs()) == 1
