@@ -238,13 +238,15 @@ def stop_actors(app: App) -> bool:
     is still running after it: the caller leaves the log open (LMDB needs no close to be
     consistent; every acknowledged write is committed)."""
     app.stopping.ask(STOP_SAVE_BUDGET)
-    with contextlib.suppress(pykka.ActorDeadError):  # already stopped
-        app.supervisor.stop(block=False)
+    supervisor_stopped = app.supervisor.stop(block=False)
     limit = app.stopping.writer_limit(WRITER_STOP_GRACE)
     # Not pykka's actor_stopped: it is set before on_stop (the final checkpoint) runs.
     if not app.stopping.writer_stopped.wait(limit):
         log.error("graph_writer_still_running", waited_seconds=round(limit, 3))
         return False
+    # The supervisor's own stop ends once the writer's has (its on_stop waits for it).
+    with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
+        supervisor_stopped.get(timeout=STOP_TIMEOUT)
     # Anything started outside the supervisor (or left by a failed start) must not keep the
     # process alive: pykka's threads are not daemons.
     try:
