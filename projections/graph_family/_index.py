@@ -53,6 +53,7 @@ __all__ = [
     "FamilyIndex",
     "IndexListener",
     "family_index",
+    "family_index_built",
     "is_contradiction",
 ]
 
@@ -76,6 +77,11 @@ _RELATION_EVENTS = (RelationCreated, RelationUpdated, RelationDeleted)
 def is_contradiction(relation_type: str) -> bool:
     """CONTRADICTS as graph_relate writes it, or as another family spelt it."""
     return relation_type.upper() == CONTRADICTS
+
+
+def family_index_built(graph: GraphProjection) -> bool:
+    """Whether a read has built the graph's FamilyIndex (building it costs seconds at 100k)."""
+    return graph.has_follower(FamilyIndex)
 
 
 def family_index(graph: GraphProjection) -> FamilyIndex:
