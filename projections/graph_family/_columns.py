@@ -100,6 +100,38 @@ class DecayColumns(Generic[K]):
         self.shown[slot] = shown
         self.ends[slot] = ends
 
+    def extend(
+        self,
+        keys: Sequence[K],
+        entries: Sequence[Any],
+        *,
+        base: Sequence[float],
+        reference: Sequence[int],
+        rate_class: Sequence[int],
+        exempt: Sequence[bool],
+        shown: Sequence[float],
+        current: Sequence[bool] | None = None,
+        ends: Sequence[tuple[int, int]] | None = None,
+    ) -> None:
+        """`put` for many keys never seen before, in one go (an index's build)."""
+        start, count = len(self.keys), len(keys)
+        while start + count > len(self.base):
+            self._grow()
+        self._slots.update(zip(keys, range(start, start + count), strict=True))
+        self.keys.extend(keys)
+        self.entries.extend(entries)
+        taken = slice(start, start + count)
+        self.base[taken] = base
+        self.reference[taken] = reference
+        self.rate_class[taken] = rate_class
+        self.exempt[taken] = exempt
+        self.alive[taken] = True
+        self.shown[taken] = shown
+        if current is not None:
+            self.current[taken] = current
+        if ends is not None and count:
+            self.ends[taken] = ends
+
     def remove(self, key: K) -> None:
         slot = self._slots.get(key)
         if slot is not None:

@@ -189,7 +189,16 @@ class FamilyIndex:
         for entry in entries:
             self._entities[entry.name] = entry
             self._count_entity(entry, 1)
-            self._column_entity(entry)
+        classes = self._type_classes
+        self._entity_columns.extend(
+            [e.name for e in entries],
+            entries,
+            base=[e.base_confidence for e in entries],
+            reference=[e.last_seen for e in entries],
+            rate_class=[classes.setdefault(e.entity_type, len(classes)) for e in entries],
+            exempt=[e.rule for e in entries],
+            shown=[e.confidence for e in entries],
+        )
         self._tokens = TokenIndex.of((e.name, e.tokens) for e in entries)
         # By confidence (listings), built on first use: a new day's run moves every entry.
         self._by_confidence: SortedList[tuple[float, str]] | None = None
@@ -272,7 +281,19 @@ class FamilyIndex:
             if relation is not None:
                 self._relations[key] = relation
                 self._count_relation(relation, 1)
-                self._column_relation(relation)
+        entries = list(self._relations.values())
+        slot = self._entity_columns.slot
+        self._relation_columns.extend(
+            list(self._relations),
+            entries,
+            base=[r.weight for r in entries],
+            reference=[r.last_confirmed for r in entries],
+            rate_class=[0] * len(entries),
+            exempt=[r.exempt for r in entries],
+            shown=[r.shown for r in entries],
+            current=[r.current for r in entries],
+            ends=[(slot(r.key[0]), slot(r.key[1])) for r in entries],
+        )
         self._ingested: SortedList[tuple[int, RelationKey]] = SortedList(
             (entry.ingested_at, key) for key, entry in self._relations.items()
         )
