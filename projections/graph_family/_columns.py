@@ -75,6 +75,10 @@ class DecayColumns(Generic[K]):
         self.entries.append(None)
         return found
 
+    def slots_of(self, keys: Sequence[K]) -> npt.NDArray[np.intp]:
+        """The slots of keys that have one (a KeyError otherwise), as an array."""
+        return np.fromiter(map(self._slots.__getitem__, keys), dtype=np.intp, count=len(keys))
+
     def put(
         self,
         key: K,

@@ -126,11 +126,15 @@ class RelationEntry:
     last_confirmed: int
     exempt: bool  # touches a rule entity
     shown: float  # as shown: decayed by the index's run
-    weight_micro: int  # `shown` in millionths: sums stay exact
     current: bool  # not superseded (invalid_at unset)
     unresolved: bool | None  # a CONTRADICTS edge: whether it is unresolved; else None
     ingested_at: int = 0
     session: str | None = None  # its source_session (graph_validate's scope)
+
+    @property
+    def weight_micro(self) -> int:
+        """`shown` in millionths: sums stay exact (derived: a run sets only `shown`)."""
+        return round(self.shown * _MICRO)
 
 
 class FamilyIndex:
@@ -248,12 +252,12 @@ class FamilyIndex:
             return self._by_confidence
         columns = self._entity_columns
         names = list(self._by_name)
-        slots = np.fromiter((columns.slot(n) for n in names), dtype=np.intp, count=len(names))
+        slots = columns.slots_of(names)
         negated = -columns.shown[slots]
         order = np.argsort(negated, kind="stable")
         values = negated[order].tolist()
         self._by_confidence = SortedList(
-            zip(values, [names[i] for i in order.tolist()], strict=True)
+            zip(values, map(names.__getitem__, order.tolist()), strict=True)
         )
         classes = columns.rate_class[slots]
         self._type_confidences = {}
@@ -438,12 +442,8 @@ class FamilyIndex:
         self._weight_micro += int(micro.sum()) - int(np.rint(old * _MICRO).astype(np.int64).sum())
         crossed = columns.current[moved] & ((old > HUB_MIN_WEIGHT) != (fresh > HUB_MIN_WEIGHT))
         entries = columns.entries
-        for slot, value, millionths in zip(
-            moved.tolist(), fresh.tolist(), micro.tolist(), strict=True
-        ):
-            entry = entries[slot]
-            entry.shown = value
-            entry.weight_micro = millionths
+        for slot, value in zip(moved.tolist(), fresh.tolist(), strict=True):
+            entries[slot].shown = value
         for slot in moved[crossed].tolist():
             entry = entries[slot]
             self._hub_step(entry.key, 1 if entry.shown > HUB_MIN_WEIGHT else -1)
@@ -822,7 +822,6 @@ def _relation_entry(
         details.last_confirmed,
         exempt,
         weight,
-        round(weight * _MICRO),
         view.invalid_at is None,
         unresolved,
         details.ingested_at,
