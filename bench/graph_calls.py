@@ -50,10 +50,16 @@ class CallArgs:
         self.now_ms = now_ms
         self.deleted: set[str] = set()
         self._serial = 0
+        self._days_ahead = 0
 
     def serial(self) -> int:
         self._serial += 1
         return self._serial
+
+    def next_day(self) -> int:
+        """A day later than the last call's (1, 2, 3 ... days after `now_ms`), in ms."""
+        self._days_ahead += 1
+        return self.now_ms + self._days_ahead * DAY_MS
 
     def name(self) -> str:
         while True:
@@ -514,7 +520,7 @@ MAINTENANCE_OPERATIONS: tuple[Operation, ...] = (
         "graph_decay",
         200,
         30,
-        lambda a: {"dry_run": True, "at": format_ms(a.now_ms + a.serial() * DAY_MS)},
+        lambda a: {"dry_run": True, "at": format_ms(a.next_day())},
         note="each call a day later than the last: every value differs from the one shown",
     ),
     Operation(
