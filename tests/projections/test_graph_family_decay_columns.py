@@ -27,6 +27,7 @@ from projections.graph_family import (
     decay_report,
     prune_selection,
 )
+from projections.graph_family._columns import DecayColumns
 from projections.graph_family._values import decayed_weight
 from tests.projections.graph_family_support import DAY_MS, T0, Feed
 
@@ -314,3 +315,29 @@ def test_the_report_and_the_selection_equal_a_naive_computation_element_by_eleme
         [(n, "low_confidence") for n in low] + [(n, "orphan") for n in edgeless if n not in low]
     )
     assert selection.nodes == expected_nodes
+
+
+def test_columns_keep_every_slot_through_growth_removal_and_a_return() -> None:
+    columns: DecayColumns[str] = DecayColumns()
+    names = [f"N{i}" for i in range(1500)]
+    columns.extend(
+        names[:700],
+        names[:700],
+        base=[0.5] * 700,
+        reference=list(range(700)),
+        rate_class=[0] * 700,
+        exempt=[False] * 700,
+        shown=[0.4] * 700,
+    )
+    for i, name in enumerate(names[700:], start=700):  # one by one, past the first capacity
+        columns.put(
+            name, name, base=i / 1500, reference=i, rate_class=1, exempt=i % 2 == 0, shown=0.1
+        )
+    columns.remove("N3")
+    columns.put("N3", "again", base=0.9, reference=3, rate_class=1, exempt=False, shown=0.9)
+    assert columns.size == 1500 and columns.slots_of(["N0", "N3", "N1499"]).tolist() == [0, 3, 1499]
+    assert columns.reference[: columns.size].tolist() == list(range(1500))
+    assert columns.base[[0, 3, 1499]].tolist() == [0.5, 0.9, 1499 / 1500]
+    assert columns.entries[3] == "again" and bool(columns.alive[: columns.size].all())
+    columns.remove("N1499")
+    assert columns.entries[1499] is None and not columns.alive[1499]
