@@ -75,6 +75,10 @@ class GraphReads:
         self._follower = made
         return made
 
+    def has_follower(self, kind: type[FoldFollower]) -> bool:
+        """Whether the derived index of `kind` is built (`follower` would not build it)."""
+        return isinstance(self._follower, kind)
+
     def _unpack(self, entity: EntityRecord) -> None:
         """Move the entity's packed occurrences into `occ`, before those added since."""
         assert entity.packed is not None

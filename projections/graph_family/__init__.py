@@ -22,7 +22,7 @@ from projections.graph_family._context import recent_additions, top_hubs
 from projections.graph_family._contradictions import graph_contradictions
 from projections.graph_family._export import EXPORT_FORMAT, EXPORT_VERSION, export_rows
 from projections.graph_family._fuzzy import fuzzy_search
-from projections.graph_family._index import FamilyIndex, family_index
+from projections.graph_family._index import FamilyIndex, family_index, family_index_built
 from projections.graph_family._listing import SORT_KEYS, ListOptions, graph_entities
 from projections.graph_family._maintenance import (
     DETAILS_LIMIT,
@@ -78,6 +78,7 @@ __all__ = [
     "decay_report",
     "export_rows",
     "family_index",
+    "family_index_built",
     "fuzzy_search",
     "graph_communities",
     "graph_contradictions",
