@@ -221,7 +221,8 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
         started = time.perf_counter()
         spec = await find_tool(name)
         if spec is None:
-            outcome = error(f"MCP error -32602: Tool {name} not found")
+            hint = f"; install {INSTALL_HINT} to enable it" if name == "graph_cypher" else ""
+            outcome = error(f"MCP error -32602: Tool {name} not found{hint}")
         else:
             tool_context = ToolContext(
                 graph,

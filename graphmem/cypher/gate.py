@@ -243,7 +243,7 @@ def _property_filter(found: list[Token], at: int, out: list[Token], value: str) 
     )
     if merged:
         if at + 1 < len(found) and found[at + 1].text != "}":
-            out.append(Token("punct", ","))
+            out.append(Token("punct", ", "))
     else:
         out.append(Token("punct", "}"))
 
