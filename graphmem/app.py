@@ -204,8 +204,17 @@ def start_cypher(app: App, *, warm: bool) -> App:
     if "graph" not in settings.tools or not cypher_available():
         return app
     timeout_ms = load_tunables(settings.graph_home).tunables.query.cypher_timeout_ms
+    time_travel = app.time_travel
+    read_at = (
+        None
+        if time_travel is None
+        else lambda position, query: time_travel.query(
+            position, lambda models: query(models.graph), keep=False
+        )
+    )
     service = CypherService(
         lambda query: app.graph.query_models_blocking(lambda models: query(models.graph)),
+        read_at=read_at,
         timeout_ms=timeout_ms,
         kill_seconds=timeout_ms / 1000 + CYPHER_KILL_MARGIN_SECONDS,
     )

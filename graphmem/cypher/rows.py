@@ -9,7 +9,8 @@ its JSON text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,9 @@ from eventstore.events import (
     RelationDeleted,
     RelationUpdated,
 )
+from eventstore.hlc import ms_of
 from projections.graph import GraphProjection
+from projections.graph_decay import EXEMPT_SUBTYPE, decayed, entity_rate, newest_run
 from projections.graph_family import Reading
 from projections.naming import slug
 
@@ -99,7 +102,12 @@ def changes_of(envelopes: Iterable[Envelope]) -> Changes:
     return found
 
 
-def _properties(values: dict[str, Any]) -> tuple[list[str], list[str]]:
+_NO_PROPERTIES: tuple[list[str], list[str]] = ([], [])
+
+
+def _properties(values: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    if not values:
+        return _NO_PROPERTIES  # most elements have none; encoded, never mutated
     keys = list(values)
     return keys, [v if isinstance(v, str) else _json.encode(v).decode() for v in values.values()]
 
@@ -122,7 +130,7 @@ def entity_columns(reading: Reading, names: Iterable[str]) -> Columns:
         columns["last_seen"].append(attrs.last_seen)
         columns["source_file"].append(attrs.source_file)
         columns["aliases"].append(list(attrs.aliases))
-        columns["properties"].append(_properties(dict(attrs.properties)))
+        columns["properties"].append(_properties(attrs.properties))
         columns["observations"].append(list(graph.observations(name)))
     return columns
 
@@ -151,17 +159,79 @@ def relation_columns(
         columns["source_transcript"].append(view.source_transcript)
         columns["source_type"].append(view.source_type)
         columns["evidence"].append(details.evidence)
-        columns["properties"].append(_properties(dict(view.properties)))
+        columns["properties"].append(_properties(view.properties))
     return columns
 
 
 def snapshot(graph: GraphProjection) -> tuple[Columns, Columns]:
-    """The whole projection of `graph`: every alive entity and visible relation."""
-    reading = Reading(graph)
+    """The whole projection of `graph`: every alive entity and visible relation. The same
+    values as `entity_columns` and `relation_columns` give, read in one pass each without
+    `Reading`'s per-element caches and name index (a model built for this read has none)."""
+    run = newest_run(graph.decay_runs())
+    entities, rules = _all_entities(graph, run)
+    return entities, _all_relations(graph, run, set(entities["name"]), rules)
+
+
+def _all_entities(graph: GraphProjection, run: DecayApplied | None) -> tuple[Columns, set[str]]:
     names = graph.entity_names()
-    entities = entity_columns(reading, names)
-    relations = relation_columns(reading, graph.relation_keys(), set(entities["name"]))
-    return entities, relations
+    slugs = [slug(name) for name in names]
+    sharing = Counter(slugs)
+    entities: Columns = {key: [] for key in ENTITY_COLUMNS}
+    rules: set[str] = set()
+    for name, key in zip(names, slugs, strict=True):
+        attrs = graph.entity_attributes(name)
+        created = graph.creation_key(name)
+        entity_type = graph.entity_type(name)
+        if attrs is None or created is None or entity_type is None:
+            continue
+        rule = attrs.subtype == EXEMPT_SUBTYPE
+        if rule:
+            rules.add(name)
+        confidence = attrs.confidence
+        if run is not None and not rule:
+            confidence = decayed(confidence, attrs.last_seen, run, entity_rate(run, entity_type))
+        entities["name"].append(name)
+        entities["id"].append(key if sharing[key] <= 1 else name)
+        entities["type"].append(entity_type)
+        entities["subtype"].append(attrs.subtype)
+        entities["confidence"].append(confidence)
+        entities["times_mentioned"].append(attrs.times_mentioned)
+        entities["first_seen"].append(ms_of(created[0]))
+        entities["last_seen"].append(attrs.last_seen)
+        entities["source_file"].append(attrs.source_file)
+        entities["aliases"].append(list(attrs.aliases))
+        entities["properties"].append(_properties(attrs.properties))
+        entities["observations"].append(graph.observations(name))
+    return entities, rules
+
+
+def _all_relations(
+    graph: GraphProjection, run: DecayApplied | None, alive: set[str], rules: set[str]
+) -> Columns:
+    edge_rate = None if run is None else run.edge_rate
+    relations: Columns = {key: [] for key in RELATION_COLUMNS}
+    for view in graph.relations():
+        source, target = view.from_entity, view.to_entity
+        details = graph.relation_details(source, target, view.relation_type)
+        if details is None or source not in alive or target not in alive:
+            continue
+        weight = view.weight
+        if run is not None and edge_rate is not None and not (source in rules or target in rules):
+            weight = decayed(weight, details.last_confirmed, run, edge_rate)
+        relations["from"].append(source)
+        relations["to"].append(target)
+        relations["type"].append(view.relation_type)
+        relations["weight"].append(weight)
+        relations["valid_at"].append(view.valid_at)
+        relations["invalid_at"].append(view.invalid_at)
+        relations["ingested_at"].append(details.ingested_at)
+        relations["last_confirmed"].append(details.last_confirmed)
+        relations["source_session"].append(view.source_session)
+        relations["source_transcript"].append(view.source_transcript)
+        relations["source_type"].append(view.source_type)
+        relations["evidence"].append(details.evidence)
+        relations["properties"].append(_properties(view.properties))
+    return relations
 
 
 def apply_request(graph: GraphProjection, changes: Changes) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import structlog
 
@@ -31,6 +31,10 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 # Runs a read of the graph on the writer (as the gateway's blocking reads do) and returns it.
 GraphRead = Callable[[Callable[[GraphProjection], T]], T]
+# Runs a read of the graph as of a log position on the caller's thread (TimeTravel, models
+# rebuilt from a checkpoint and not kept): the whole-graph read of a build never holds the
+# writer for the seconds it takes.
+GraphReadAt = Callable[[int, Callable[[GraphProjection], T]], T]
 
 QUERY_TIMEOUT_MS = 5000  # the engine interrupts a query here
 KILL_SECONDS = 7.0  # the worker is killed when no answer came by then
@@ -38,6 +42,7 @@ LOAD_SECONDS = 300.0
 APPLY_SECONDS = 120.0
 MAX_ROWS = 1000
 WAKE_SECONDS = 1.0
+RETRY_SECONDS = 10.0  # after a failed build: not a process spawned every second
 STOP_SECONDS = 10.0
 
 
@@ -63,11 +68,13 @@ class CypherService:
         self,
         read: GraphRead[Any],
         *,
+        read_at: GraphReadAt[Any] | None = None,
         timeout_ms: int = QUERY_TIMEOUT_MS,
         kill_seconds: float = KILL_SECONDS,
         max_rows: int = MAX_ROWS,
     ) -> None:
         self._read = read
+        self._read_at = read_at
         self.timeout_ms = timeout_ms
         self.kill_seconds = kill_seconds
         self.max_rows = max_rows
@@ -129,7 +136,10 @@ class CypherService:
         CypherEngineError; a dead worker is rebuilt for the next call, not this one."""
         gated = gate(cypher)
         with self._engine:
-            worker = self._current()
+            try:
+                worker = self._current()
+            except EngineGoneError as gone:  # the build itself failed: the next call retries
+                raise CypherEngineError("gone", str(gone)) from None
             return self._ask(worker, gated, params, rebuild_on_death=True)
 
     def query_snapshot(
@@ -138,12 +148,16 @@ class CypherService:
         """Run `cypher` on a projection of `rows` (an earlier point), in a worker of its own
         that is stopped after the answer."""
         gated = gate(cypher)
-        worker = WorkerProcess(self.timeout_ms)
         try:
-            _checked(
-                worker.call({"op": "load", "entities": rows[0], "relations": rows[1]}, LOAD_SECONDS)
-            )
+            worker = WorkerProcess(self.timeout_ms)
+        except EngineGoneError as gone:
+            raise CypherEngineError("gone", str(gone)) from None
+        try:
+            load = {"op": "load", "entities": rows[0], "relations": rows[1]}
+            _checked(worker.call(load, LOAD_SECONDS))
             return self._ask(worker, gated, params, rebuild_on_death=False)
+        except EngineGoneError as gone:
+            raise CypherEngineError("gone", str(gone)) from None
         finally:
             worker.stop()
 
@@ -202,7 +216,7 @@ class CypherService:
             self._pending = Changes()  # the snapshot read below holds them all
         worker = WorkerProcess(self.timeout_ms)
         try:
-            rows: tuple[Columns, Columns] = self._read(snapshot)
+            rows = self._snapshot()
             read = time.perf_counter() - started
             _checked(
                 worker.call({"op": "load", "entities": rows[0], "relations": rows[1]}, LOAD_SECONDS)
@@ -222,6 +236,14 @@ class CypherService:
         )
         return worker
 
+    def _snapshot(self) -> tuple[Columns, Columns]:
+        """Every row, as of a position the writer has reached. The pending changes were
+        cleared before the position is read, so every event after it is pending."""
+        if self._read_at is None:
+            return cast("tuple[Columns, Columns]", self._read(snapshot))
+        position: int = self._read(lambda graph: graph.position)
+        return cast("tuple[Columns, Columns]", self._read_at(position, snapshot))
+
     def sync(self) -> None:
         """Build the projection if there is none and apply what is pending (the service's
         thread, and benches that want the build done)."""
@@ -235,7 +257,7 @@ class CypherService:
             except Exception:  # the next change or query tries again
                 log.exception("cypher_sync_failed")
                 with self._cond:
-                    self._cond.wait(WAKE_SECONDS)
+                    self._cond.wait(RETRY_SECONDS)
 
     def _idle(self) -> bool:
         return not self._active or (self._worker is not None and not self._pending)
