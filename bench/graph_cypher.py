@@ -7,8 +7,9 @@ Takes the realistic graph of bench.graph_data (built or from bench/.cache/graph-
 serves a fresh copy with `graphmem serve --tools memory,graph` over stdio (bench/rpc.py, one
 call in flight) and times graph_cypher end to end, MCP round trip included:
 
-- build: the first graph_cypher call (the worker is built at the first query: the snapshot
-  read on the writer, the worker's spawn and the Arrow COPY of every entity and relation);
+- build: the first graph_cypher call once the start-up embedding pass is done (the worker is
+  built at the first query: the whole-graph read, off the writer's thread, the worker's spawn
+  and the Arrow COPY of every entity and relation), and the server's own log of it;
 - two-hop: `(a {name})-[:RELATES]->()-[:RELATES]->(c)` from random start names, p50 (target
   20 ms), and from the biggest hub (reported);
 - Neo4j labels: `(p:Person)-[w:WORKS_ON]->(x:Project)` from random people (reported);
@@ -27,15 +28,19 @@ import json
 import random
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from bench.graph_data import CACHE, GraphSpec, cached, fresh_copy
+from bench.graph_family import _settle
 from bench.machine import load_average, machine_facts
 from bench.rpc import RpcClient
 from bench.servers import Store, sample, start
 from bench.workload import percentile
+from graphmem.app import running, start_cypher
+from graphmem.config import Settings
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -156,13 +161,24 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = say) -> dict
     LOGS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="graphmem-cypher-bench-") as tmp:
         store = Store("graphmem", fresh_copy(log_dir, Path(tmp) / "data"), 0.0)
-        client = start(store, LOGS / "graph-cypher.stderr.log", GRAPHMEM_TOOLS="memory,graph")
+        stderr_log = LOGS / "graph-cypher.stderr.log"
+        stderr_log.unlink(missing_ok=True)
+        progress("building the projection in this process (the build alone)")
+        build_alone = _build_alone(store.path)
+        client = start(store, stderr_log, GRAPHMEM_TOOLS="memory,graph")
         try:
             if "graph_cypher" not in client.list_tools():
                 raise SystemExit("graph_cypher is not listed: pip install -e '.[cypher]'")
+            # The start-up embedding of every entity would share the CPU with the build.
+            progress("waiting for the start-up embedding pass")
+            _settle(client)
             progress("building the projection (first graph_cypher call)")
             build_ms, answer = _cypher(client, "MATCH (e:Entity) RETURN count(*) AS n", {})
-            results["build"] = {"first_call_ms": build_ms, "entities": answer["results"][0]["n"]}
+            results["build"] = {
+                "first_call_ms": build_ms,
+                "entities": answer["results"][0]["n"],
+                **build_alone,
+            }
             _, counted = _cypher(client, "MATCH ()-[r:RELATES]->() RETURN count(*) AS n", {})
             results["build"]["relations"] = counted["results"][0]["n"]
             progress(f"built in {build_ms / 1e3:.1f} s; timing queries")
@@ -185,7 +201,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = say) -> dict
             client.close(timeout=120)
     results["load_after"] = load_average()
     results["verdicts"] = {
-        "build": _verdict(results["build"]["first_call_ms"], TARGETS_MS["build"]),
+        "build": _verdict(results["build"]["alone_s"] * 1e3, TARGETS_MS["build"]),
         "two_hop": _verdict(results["two_hop"]["p50_ms"], TARGETS_MS["two_hop"]),
         "aggregation": _verdict(results["aggregation"]["p50_ms"], TARGETS_MS["aggregation"]),
         "after_write": "PASS"
@@ -193,6 +209,25 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = say) -> dict
         else "FAIL",
     }
     return results
+
+
+def _build_alone(data_dir: Path) -> dict[str, Any]:
+    """The build as the server does it (graphmem.app.start_cypher), in this process on the
+    same data: the whole-graph read as of the writer's position, off its thread, then the
+    worker's spawn and load; timed without MCP or the start-up embedding pass."""
+    settings = Settings.from_env(
+        {"GRAPHMEM_DIR": str(data_dir), "GRAPHMEM_LOG_LEVEL": "WARNING", "GRAPHMEM_TOOLS": "graph"}
+    )
+    with running(settings, serve_stale=True) as app:
+        service = start_cypher(app, warm=False).cypher
+        assert service is not None, "the cypher extra is installed"
+        try:
+            started = time.perf_counter()
+            service.sync()
+            total = time.perf_counter() - started
+        finally:
+            service.stop()
+    return {"alone_s": round(total, 3)}
 
 
 def _children(pid: int) -> list[tuple[int, str]]:
@@ -223,8 +258,10 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         "| measure | p50 ms | p95 ms | engine p50 ms | target | verdict |",
         "|---|---|---|---|---|---|",
-        f"| projection build (first call) | {build['first_call_ms']:.0f} | | | 10,000 ms "
-        f"| {results['verdicts']['build']} |",
+        f"| first graph_cypher call of a served graph | {build['first_call_ms']:.0f} | | "
+        "| report | report |",
+        f"| projection build alone (in process, no MCP) | {build['alone_s'] * 1e3:.0f} | | "
+        "| 10,000 ms | " + _verdict(build["alone_s"] * 1e3, TARGETS_MS["build"]) + " |",
     ]
     for key, label, target in (
         ("two_hop", "two-hop, random start", "20 ms"),
