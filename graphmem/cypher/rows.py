@@ -9,6 +9,7 @@ its JSON text.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -168,8 +169,16 @@ def snapshot(graph: GraphProjection) -> tuple[Columns, Columns]:
     values as `entity_columns` and `relation_columns` give, read in one pass each without
     `Reading`'s per-element caches and name index (a model built for this read has none)."""
     run = newest_run(graph.decay_runs())
-    entities, rules = _all_entities(graph, run)
-    return entities, _all_relations(graph, run, set(entities["name"]), rules)
+    # A few million small objects that live until the load: collections would only scan them
+    # (and the whole graph's heap with them), several times over.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        entities, rules = _all_entities(graph, run)
+        return entities, _all_relations(graph, run, set(entities["name"]), rules)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _all_entities(graph: GraphProjection, run: DecayApplied | None) -> tuple[Columns, set[str]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import decimal
+import gc
 import importlib
 import math
 import os
@@ -110,6 +111,15 @@ class Projection:
 
     def load(self, entities: dict[str, list[Any]], relations: dict[str, list[Any]]) -> None:
         pa = _engine_module("pyarrow")
+        gc.disable()  # the tables' Python lists are dropped right after; nothing to collect
+        try:
+            self._copy(pa, entities, relations)
+        finally:
+            gc.enable()
+
+    def _copy(
+        self, pa: Any, entities: dict[str, list[Any]], relations: dict[str, list[Any]]
+    ) -> None:
         # The engine finds an Arrow table by its variable name in the caller's frame.
         if entities["name"]:
             entity_rows = _arrow(pa, entities)  # noqa: F841 - read by name by COPY
