@@ -35,7 +35,7 @@ class EngineGoneError(RuntimeError):
 class WorkerProcess:
     """One worker: `call(request, deadline)` answers or raises EngineGoneError."""
 
-    def __init__(self, timeout_ms: int) -> None:
+    def __init__(self, timeout_ms: int, *, wait: bool = True) -> None:
         # An empty directory of its own: a relative path in a query that slipped past the
         # gate finds nothing, and the directory goes with the worker.
         self._home = tempfile.mkdtemp(prefix="graphmem-cypher-")
@@ -50,7 +50,15 @@ class WorkerProcess:
         self._stdin = self._process.stdin
         self._stdout = self._process.stdout
         self.pid = self._process.pid
-        self._read(START_SECONDS)  # the ready frame
+        self._ready = False
+        if wait:
+            self.ready()
+
+    def ready(self) -> None:
+        """Wait for the worker's ready frame (it has loaded the engine)."""
+        if not self._ready:
+            self._read(START_SECONDS)
+            self._ready = True
 
     @property
     def alive(self) -> bool:
@@ -59,6 +67,12 @@ class WorkerProcess:
     def call(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
         """Send `request` and wait at most `seconds` for the answer; on expiry the worker is
         killed. EngineGoneError when it is dead (crashed, killed, or out of memory)."""
+        self.send(request)
+        return self.receive(seconds)
+
+    def send(self, request: dict[str, Any]) -> None:
+        """Send `request` without waiting for its answer (`receive` it later): the worker
+        works on it meanwhile."""
         body = msgspec.msgpack.encode(request)
         try:
             self._stdin.write(struct.pack(">I", len(body)) + body)
@@ -66,6 +80,10 @@ class WorkerProcess:
         except (BrokenPipeError, OSError):
             self.stop()
             raise EngineGoneError(self._death("before the request")) from None
+
+    def receive(self, seconds: float) -> dict[str, Any]:
+        """The answer to the oldest request not yet received, within `seconds`."""
+        self.ready()
         answer: dict[str, Any] = self._read(seconds)
         return answer
 

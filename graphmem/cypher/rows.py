@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,7 +164,9 @@ def relation_columns(
     return columns
 
 
-def snapshot(graph: GraphProjection) -> tuple[Columns, Columns]:
+def snapshot(
+    graph: GraphProjection, on_entities: Callable[[Columns], None] | None = None
+) -> tuple[Columns, Columns]:
     """The whole projection of `graph`: every alive entity and visible relation. The same
     values as `entity_columns` and `relation_columns` give, read in one pass each without
     `Reading`'s per-element caches and name index (a model built for this read has none)."""
@@ -175,6 +177,8 @@ def snapshot(graph: GraphProjection) -> tuple[Columns, Columns]:
     gc.disable()
     try:
         entities, rules = _all_entities(graph, run)
+        if on_entities is not None:  # the worker loads them while the relations are read
+            on_entities(entities)
         return entities, _all_relations(graph, run, set(entities["name"]), rules)
     finally:
         if collecting:

@@ -214,13 +214,16 @@ class CypherService:
         with self._cond:
             self._active = True
             self._pending = Changes()  # the snapshot read below holds them all
-        worker = WorkerProcess(self.timeout_ms)
+        # Spawned first: it loads the engine while the rows are read, and loads the entities
+        # while the relations are read.
+        worker = WorkerProcess(self.timeout_ms, wait=False)
         try:
-            rows = self._snapshot()
-            read = time.perf_counter() - started
-            _checked(
-                worker.call({"op": "load", "entities": rows[0], "relations": rows[1]}, LOAD_SECONDS)
+            rows = self._snapshot(
+                lambda entities: worker.send({"op": "load", "entities": entities})
             )
+            read = time.perf_counter() - started
+            _checked(worker.receive(LOAD_SECONDS))
+            _checked(worker.call({"op": "load", "relations": rows[1]}, LOAD_SECONDS))
         except BaseException:
             worker.kill()
             raise
@@ -236,13 +239,17 @@ class CypherService:
         )
         return worker
 
-    def _snapshot(self) -> tuple[Columns, Columns]:
+    def _snapshot(self, on_entities: Callable[[Columns], None]) -> tuple[Columns, Columns]:
         """Every row, as of a position the writer has reached. The pending changes were
         cleared before the position is read, so every event after it is pending."""
+
+        def read(graph: GraphProjection) -> tuple[Columns, Columns]:
+            return snapshot(graph, on_entities)
+
         if self._read_at is None:
-            return cast("tuple[Columns, Columns]", self._read(snapshot))
+            return cast("tuple[Columns, Columns]", self._read(read))
         position: int = self._read(lambda graph: graph.position)
-        return cast("tuple[Columns, Columns]", self._read_at(position, snapshot))
+        return cast("tuple[Columns, Columns]", self._read_at(position, read))
 
     def sync(self) -> None:
         """Build the projection if there is none and apply what is pending (the service's

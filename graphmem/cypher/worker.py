@@ -109,7 +109,9 @@ class Projection:
         # A user query never takes both threads: changes get through beside a slow one.
         self._reader.set_max_threads_for_exec(1)
 
-    def load(self, entities: dict[str, list[Any]], relations: dict[str, list[Any]]) -> None:
+    def load(
+        self, entities: dict[str, list[Any]] | None, relations: dict[str, list[Any]] | None
+    ) -> None:
         pa = _engine_module("pyarrow")
         gc.disable()  # the tables' Python lists are dropped right after; nothing to collect
         try:
@@ -118,13 +120,13 @@ class Projection:
             gc.enable()
 
     def _copy(
-        self, pa: Any, entities: dict[str, list[Any]], relations: dict[str, list[Any]]
+        self, pa: Any, entities: dict[str, list[Any]] | None, relations: dict[str, list[Any]] | None
     ) -> None:
         # The engine finds an Arrow table by its variable name in the caller's frame.
-        if entities["name"]:
+        if entities and entities["name"]:
             entity_rows = _arrow(pa, entities)  # noqa: F841 - read by name by COPY
             self._writer.execute("COPY Entity FROM entity_rows")
-        if relations["from"]:
+        if relations and relations["from"]:
             relation_rows = _arrow(pa, relations)  # noqa: F841 - read by name by COPY
             self._writer.execute("COPY RELATES FROM relation_rows")
 
@@ -270,8 +272,8 @@ def _answer(projection: Projection, request: dict[str, Any]) -> dict[str, Any]:
     op = request.get("op")
     if op == "ping":
         return {"ok": True}
-    if op == "load":
-        projection.load(request["entities"], request["relations"])
+    if op == "load":  # either table or both: a build sends the entities first
+        projection.load(request.get("entities"), request.get("relations"))
         return {"ok": True}
     if op == "apply":
         return {"ok": True, "missing": projection.apply(request)}
