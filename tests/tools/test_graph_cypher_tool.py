@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import ClientSession
 
-from graphmem.cypher import available
+from graphmem.cypher import INSTALL_HINT, available
 from tests.tools.graph_write_support import ERAS, GraphClient, graph_client, tool_error, tool_value
 from tests.tools.test_as_of_reads import watching
 
@@ -100,6 +101,15 @@ async def test_graph_cypher_is_listed_read_only_and_the_instructions_do_not_ask_
             "params",
             "as_of",
         }
+        if isinstance(client, ClientSession):
+            init = client.initialize_result
+            assert init is not None
+            instructions = init.instructions
+        else:
+            instructions = client.instructions
+        assert instructions is not None
+        assert "graph_cypher runs one read-only Cypher query" in instructions
+        assert INSTALL_HINT not in instructions
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -210,7 +220,7 @@ async def test_file_reads_and_writes_are_refused_and_no_file_is_written(
         for query in attempts:
             message = await tool_error(client, "graph_cypher", {"cypher": query})
             assert "refused" in message, query
-        assert "hunter2" not in message
+            assert "hunter2" not in message, query
         assert not copied.exists()
         assert not exported.exists()
         assert not (tmp_path / "other.lbug").exists()
