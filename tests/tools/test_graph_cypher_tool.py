@@ -14,7 +14,15 @@ import pytest
 from mcp import ClientSession
 
 from graphmem.cypher import INSTALL_HINT, available
-from tests.tools.graph_write_support import ERAS, GraphClient, graph_client, tool_error, tool_value
+from tests.tools.graph_write_support import (
+    ERAS,
+    GraphClient,
+    create_slug_twins,
+    graph_client,
+    tool_call,
+    tool_error,
+    tool_value,
+)
 from tests.tools.test_as_of_reads import watching
 
 pytestmark = [
@@ -74,6 +82,12 @@ def relate(
         "relation": relation,
         "weight": weight,
     }
+
+
+async def memory_write(client: GraphClient, tool: str, arguments: dict[str, Any]) -> None:
+    """A memory family write (its answers are the official server's text)."""
+    result = await tool_call(client, tool, arguments)
+    assert not result.is_error, result.content
 
 
 def write_config(data_dir: Path, timeout_ms: int) -> None:
@@ -359,3 +373,75 @@ async def test_bad_input_is_an_error_that_says_what_to_do(tmp_path: Path, era: s
         assert "could not run the query" in message
         message = await tool_error(client, "graph_cypher", {"cypher": "MATCH (n:A|B) RETURN n"})
         assert "WHERE n.type IN" in message
+
+
+EVERYTHING = (
+    "MATCH (e:Entity) OPTIONAL MATCH (e)-[r:RELATES]->(o:Entity) "
+    "RETURN e.name AS name, e.id AS id, e.type AS type, e.confidence AS confidence, "
+    "e.times_mentioned AS mentioned, e.aliases AS aliases, e.properties AS props, "
+    "e.observations AS observations, r.type AS rel, o.name AS other, r.weight AS weight, "
+    "r.valid_at AS valid_at, r.invalid_at AS invalid_at, r.evidence AS evidence "
+    "ORDER BY name, rel, other"
+)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_the_projection_kept_by_changes_equals_one_built_afresh(
+    tmp_path: Path, era: str
+) -> None:
+    async with graph_client(era, tmp_path) as client:
+        await seed(client)
+        applied = "RETURN 1 AS applied"  # each change reaches the worker on its own
+        await cypher(client, applied)
+        await create_slug_twins(client)
+        await cypher(client, applied)
+        await memory_write(
+            client,
+            "update_entities",
+            {
+                "entities": [
+                    {"name": "Bob", "newName": "Robert"},
+                    {"name": "Postgres", "newEntityType": "Database"},
+                ]
+            },
+        )
+        await cypher(client, applied)
+        await tool_value(
+            client,
+            "graph_relate",
+            {**relate("Alice", "Person", "Search Revamp", "Project", "WORKS_ON", 0.95),
+             "valid_at": "2026-03-01", "evidence": "standup"},
+        )  # fmt: skip
+        await cypher(client, applied)
+        await tool_value(
+            client,
+            "graph_merge",
+            {"source_id": "Search Revamp", "target_id": "Postgres Migration", "reason": "same"},
+        )
+        await cypher(client, applied)
+        await memory_write(
+            client,
+            "add_observations",
+            {"observations": [{"entityName": "data lake", "contents": ["raw files", "old"]}]},
+        )
+        await cypher(client, applied)
+        await memory_write(
+            client,
+            "delete_observations",
+            {"deletions": [{"entityName": "data lake", "observations": ["old"]}]},
+        )
+        await cypher(client, applied)
+        await tool_value(client, "graph_delete", {"entity_id": "Data Lake"})
+        await cypher(client, applied)
+        kept = await cypher(client, EVERYTHING)
+        with watching(tmp_path) as watch:
+            position = watch.position()
+        fresh = await cypher(client, EVERYTHING, as_of=position)
+        assert fresh["as_of"]["position"] == position
+        assert kept["results"] == fresh["results"]
+        names = {row["name"] for row in kept["results"]}
+        assert {"Robert", "data lake", "Postgres Migration"} <= names
+        assert not names & {"Bob", "Data Lake", "Search Revamp"}
+        twin = next(row for row in kept["results"] if row["name"] == "data lake")
+        assert twin["id"] == "data-lake"  # its twin is gone: the slug is its id again
+        assert twin["observations"] == ["raw files"]
