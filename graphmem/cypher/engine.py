@@ -118,9 +118,14 @@ class WorkerProcess:
         return f"the worker exited {when} (code {code})"
 
     def kill(self) -> None:
+        self.interrupt()
+        self.stop()
+
+    def interrupt(self) -> None:
+        """SIGKILL only, safe from another thread: the thread waiting on this worker sees
+        the pipe close and cleans up itself."""
         if self.alive:
             self._process.kill()
-        self.stop()
 
     def stop(self) -> None:
         """Close the pipes (the worker exits on EOF), reap it, remove its directory."""

@@ -80,6 +80,7 @@ class CypherService:
         self.max_rows = max_rows
         self._engine = threading.Lock()  # one caller of the worker at a time
         self._worker: WorkerProcess | None = None
+        self._building: WorkerProcess | None = None  # a worker being loaded (stop kills it)
         self._cond = threading.Condition()
         self._pending = Changes()
         self._stopping = False
@@ -107,12 +108,22 @@ class CypherService:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
+        # A build or a query in progress holds the engine: its worker is killed, which ends
+        # the wait on it at once (the caller gets an error), and the lock wait is bounded.
+        for worker in (self._building, self._worker):
+            if worker is not None:
+                worker.interrupt()
         if self._thread.is_alive():
             self._thread.join(STOP_SECONDS)
-        with self._engine:
-            if self._worker is not None:
-                self._worker.stop()
-                self._worker = None
+        if self._engine.acquire(timeout=STOP_SECONDS):
+            try:
+                if self._worker is not None:
+                    self._worker.stop()
+                    self._worker = None
+            finally:
+                self._engine.release()
+        else:
+            log.warning("cypher_stop_timed_out")
 
     def on_published(self, published: Published) -> None:
         """The writer's thread: note what changed and wake the service's thread."""
@@ -136,6 +147,8 @@ class CypherService:
         CypherEngineError; a dead worker is rebuilt for the next call, not this one."""
         gated = gate(cypher)
         with self._engine:
+            if self._stopping:
+                raise CypherEngineError("gone", "the server is stopping")
             try:
                 worker = self._current()
             except EngineGoneError as gone:  # the build itself failed: the next call retries
@@ -216,7 +229,7 @@ class CypherService:
             self._pending = Changes()  # the snapshot read below holds them all
         # Spawned first: it loads the engine while the rows are read, and loads the entities
         # while the relations are read.
-        worker = WorkerProcess(self.timeout_ms, wait=False)
+        worker = self._building = WorkerProcess(self.timeout_ms, wait=False)
         try:
             rows = self._snapshot(
                 lambda entities: worker.send({"op": "load", "entities": entities})
@@ -227,6 +240,8 @@ class CypherService:
         except BaseException:
             worker.kill()
             raise
+        finally:
+            self._building = None
         self._worker = worker
         self.builds += 1
         log.info(
