@@ -27,6 +27,8 @@ from actors.transaction_coordinator import TransactionCoordinatorActor, Transact
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import EventLog
 from graphmem.config import Settings, SettingsError, replica_token_problem
+from graphmem.cypher import available as cypher_available
+from graphmem.cypher.service import CypherService
 from graphmem.embedding.embedders import EmbedderUnavailableError
 from graphmem.embedding.loader import load_embedder
 from graphmem.embedding.service import EmbeddingService
@@ -41,6 +43,9 @@ STOP_TIMEOUT = 10.0
 # How long the graph writer may take to load the log at start-up (a refold of a long log
 # when no checkpoint fits): generous, but bounded, and a writer that dies says so at once.
 LOAD_TIMEOUT = 1800.0
+# graph_cypher: past the engine's own timeout by this much, the worker is killed (issue 19:
+# 5 s and 7 s).
+CYPHER_KILL_MARGIN_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,8 @@ class App:
     time_travel: TimeTravel | None = None
     # The graph family's embeddings (graph_search, graph_reembed): served processes only.
     embeddings: EmbeddingService | None = None
+    # graph_cypher's projection (the `cypher` extra): served processes only.
+    cypher: CypherService | None = None
 
 
 def start_actors(
@@ -233,6 +240,34 @@ def start_embeddings(app: App) -> App:
     return replace(app, embeddings=service)
 
 
+def start_cypher(app: App, *, warm: bool) -> App:
+    """graph_cypher's service, when the profile serves the graph family and the `cypher` extra
+    is installed. Its worker is built at once with `warm`, else at the first query."""
+    settings = app.settings
+    if "graph" not in settings.tools or not cypher_available():
+        return app
+    timeout_ms = load_tunables(settings.graph_home).tunables.query.cypher_timeout_ms
+    time_travel = app.time_travel
+    read_at = (
+        None
+        if time_travel is None
+        else lambda position, query: time_travel.query(
+            position, lambda models: query(models.graph), keep=False
+        )
+    )
+    service = CypherService(
+        lambda query: app.graph.query_models_blocking(lambda models: query(models.graph)),
+        read_at=read_at,
+        timeout_ms=timeout_ms,
+        kill_seconds=timeout_ms / 1000 + CYPHER_KILL_MARGIN_SECONDS,
+    )
+    service.start(app.graph.subscribe)
+    if warm:
+        service.warm()
+    log.info("cypher_started", timeout_ms=timeout_ms, warm=warm)
+    return replace(app, cypher=service)
+
+
 @contextmanager
 def running(
     settings: Settings,
@@ -264,6 +299,7 @@ def running(
         try:
             if embed:
                 app = start_embeddings(app)
+                app = start_cypher(app, warm=False)
         except BaseException:
             stop_actors(app)
             raise
@@ -277,6 +313,8 @@ def running(
         try:
             yield app
         finally:
+            if app.cypher is not None:
+                app.cypher.stop()
             if app.embeddings is not None:
                 app.embeddings.stop()
             stop_actors(app)

@@ -18,6 +18,8 @@ from mcp.shared.exceptions import MCPError
 from actors.errors import CommandRejectedError
 from eventstore.events import Cause
 from graphmem.app import App
+from graphmem.cypher import INSTALL_HINT
+from graphmem.cypher import available as cypher_available
 from graphmem.faults import FAULTS, explain
 from graphmem.notifier import GRAPH_URI, Notifier
 from graphmem.tools.base import (
@@ -96,6 +98,14 @@ GRAPH_INSTRUCTIONS = (
     "shows the counts first); graph_unmerge splits a wrong merge; graph_merge_suggestions "
     "finds likely duplicates to review before merging."
 )
+CYPHER_ON = (
+    " graph_cypher runs one read-only Cypher query (Neo4j-style labels work) for what no "
+    "fixed tool answers."
+)
+CYPHER_OFF = (
+    " graph_cypher (read-only Cypher) is not available: install the extra with "
+    f"`{INSTALL_HINT}` and restart to enable it."
+)
 
 
 def instructions(families: Iterable[str]) -> str:
@@ -107,7 +117,7 @@ def instructions(families: Iterable[str]) -> str:
             ("memory", MEMORY_INSTRUCTIONS),
             ("mesh", MESH_INSTRUCTIONS),
             ("schema", SCHEMA_INSTRUCTIONS),
-            ("graph", GRAPH_INSTRUCTIONS),
+            ("graph", GRAPH_INSTRUCTIONS + (CYPHER_ON if cypher_available() else CYPHER_OFF)),
         )
         if family in chosen
     ]
@@ -187,7 +197,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
     limits = app.settings.limits
     catalog = ToolCatalog(app.settings.tools)
     family = (
-        GraphFamily.from_settings(app.settings, app.embeddings)
+        GraphFamily.from_settings(app.settings, app.embeddings, app.cypher)
         if "graph" in app.settings.tools
         else None
     )
@@ -330,6 +340,8 @@ def _unknown_tool(name: str, names: Iterable[str]) -> str:
     # identically); else the closest names after them.
     closest = closest_tools(name, names)
     official = f"MCP error -32602: Tool {name} not found"
+    if name == "graph_cypher":  # served only with its extra: say how to get it
+        official += f"; install {INSTALL_HINT} to enable it"
     return f"{official}. Did you mean: {', '.join(closest)}?" if closest else official
 
 
