@@ -10,6 +10,7 @@ a `run` default per command (the convention and the one error type are in `comma
 - `replay`: `diff`, `rebuild`;
 - `check`: `check`;
 - `replication`: `replication status`, `hub`.
+- `compact`: `compact` (tombstone collection).
 
 `arguments` holds the argument types they share, above all the one "position or time" parser.
 """
@@ -21,14 +22,23 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from graphmem.cli import check, import_export, log_commands, replay, replication, serve, stats
+from graphmem.cli import (
+    check,
+    compact,
+    import_export,
+    log_commands,
+    replay,
+    replication,
+    serve,
+    stats,
+)
 from graphmem.cli.command import CliError, report, run_command
 from graphmem.config import Settings, SettingsError
 from graphmem.logs import configure_logging
 
 __all__ = ["CliError", "build_parser", "main", "run_command"]
 
-COMMAND_GROUPS = (serve, import_export, log_commands, stats, replay, check, replication)
+COMMAND_GROUPS = (serve, import_export, log_commands, stats, replay, check, replication, compact)
 
 
 def build_parser() -> argparse.ArgumentParser:

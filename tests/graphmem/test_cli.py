@@ -38,6 +38,7 @@ COMMANDS = {
     "check": [],
     "replication": ["status"],
     "hub": [],
+    "compact": [],
 }
 
 
