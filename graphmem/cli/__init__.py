@@ -8,7 +8,8 @@ a `run` default per command (the convention and the one error type are in `comma
 - `log_commands`: `log`, `history` (rows and filters in `log_view`);
 - `stats`: `stats`;
 - `replay`: `diff`, `rebuild`;
-- `check`: `check`.
+- `check`: `check`;
+- `backup`: `backup`, `restore`.
 
 `arguments` holds the argument types they share, above all the one "position or time" parser.
 """
@@ -20,14 +21,14 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from graphmem.cli import check, import_export, log_commands, replay, serve, stats
+from graphmem.cli import backup, check, import_export, log_commands, replay, serve, stats
 from graphmem.cli.command import CliError, report, run_command
 from graphmem.config import Settings, SettingsError
 from graphmem.logs import configure_logging
 
 __all__ = ["CliError", "build_parser", "main", "run_command"]
 
-COMMAND_GROUPS = (serve, import_export, log_commands, stats, replay, check)
+COMMAND_GROUPS = (serve, import_export, log_commands, stats, replay, check, backup)
 
 
 def build_parser() -> argparse.ArgumentParser:
