@@ -215,7 +215,10 @@ def data_dir_in_use(data_dir: Path) -> bool:
     lock_file = data_dir / _LOG_LOCK
     if not lock_file.is_file():
         return False
-    fd = os.open(lock_file, os.O_RDWR)
+    try:
+        fd = os.open(lock_file, os.O_RDWR)
+    except OSError:  # not ours to write: whoever holds it, we can neither restore nor tell
+        return False
     try:
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)

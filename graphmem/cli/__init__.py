@@ -9,7 +9,8 @@ a `run` default per command (the convention and the one error type are in `comma
 - `stats`: `stats`;
 - `replay`: `diff`, `rebuild`;
 - `check`: `check`;
-- `backup`: `backup`, `restore`.
+- `backup`: `backup`, `restore`;
+- `doctor`: `doctor` (its checks in `diagnosis`).
 
 `arguments` holds the argument types they share, above all the one "position or time" parser.
 """
@@ -21,14 +22,23 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from graphmem.cli import backup, check, import_export, log_commands, replay, serve, stats
+from graphmem.cli import (
+    backup,
+    check,
+    doctor,
+    import_export,
+    log_commands,
+    replay,
+    serve,
+    stats,
+)
 from graphmem.cli.command import CliError, report, run_command
 from graphmem.config import Settings, SettingsError
 from graphmem.logs import configure_logging
 
 __all__ = ["CliError", "build_parser", "main", "run_command"]
 
-COMMAND_GROUPS = (serve, import_export, log_commands, stats, replay, check, backup)
+COMMAND_GROUPS = (serve, import_export, log_commands, stats, replay, check, backup, doctor)
 
 
 def build_parser() -> argparse.ArgumentParser:
