@@ -35,6 +35,7 @@ from graphmem.cli import (
 from graphmem.cli.command import CliError, report, run_command
 from graphmem.config import Settings, SettingsError
 from graphmem.logs import configure_logging
+from graphmem.version import graphmem_version
 
 __all__ = ["CliError", "build_parser", "main", "run_command"]
 
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--data-dir", help="the data dir to use (overrides GRAPHMEM_DIR)", default=None
     )
+    parser.add_argument("--version", action="version", version=f"graphmem {graphmem_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for group in COMMAND_GROUPS:
         group.add_parsers(commands)

@@ -36,6 +36,9 @@ COMMANDS = {
     "diff": ["0", "1"],
     "rebuild": [],
     "check": [],
+    "backup": ["DEST"],
+    "restore": ["SRC"],
+    "doctor": [],
 }
 
 
