@@ -20,11 +20,13 @@ from graphmem.http_service import (
     HostCheck,
     InvalidIdCheck,
     NamedToken,
+    Observability,
     SessionGuard,
     SessionLimits,
     header_timeout_protocol,
     security_settings,
 )
+from graphmem.metrics import ServiceMetrics
 from graphmem.notifier import Notifier
 from graphmem.server import MemoryServer, build_server
 from graphmem.wire.stdio_transport import fast_stdio_server
@@ -43,10 +45,13 @@ def serving(app: App) -> Iterator[tuple[Notifier, MemoryServer]]:
     Every transport composes the server this way, and so do the in-memory tool tests
     (tests/tools), so what they test is what a client reaches."""
     notifier = Notifier(announce_tool_changes="schema" in app.settings.tools)
+    metrics = ServiceMetrics(app)
     app.graph.subscribe(notifier.on_published)
+    app.graph.subscribe(metrics.on_published)
     try:
-        yield notifier, build_server(app, notifier)
+        yield notifier, build_server(app, notifier, metrics)
     finally:
+        app.graph.unsubscribe(metrics.on_published)
         app.graph.unsubscribe(notifier.on_published)
 
 
@@ -101,8 +106,11 @@ def _guarded_app(
         # The guard admits sessions; the SDK's own cap only backs it up.
         max_sessions=2 * http.max_sessions,
     )
-    guarded: ASGIApp = SessionGuard(sdk_app, HTTP_PATH, limits)
-    guarded = InvalidIdCheck(guarded)
+    sessions = SessionGuard(sdk_app, HTTP_PATH, limits)
+    guarded: ASGIApp = InvalidIdCheck(sessions)
+    if server.metrics is not None:
+        server.metrics.open_sessions = sessions.open_sessions
+        guarded = Observability(guarded, server.metrics)
     guarded = BearerAuth(guarded, tokens)
     return HostCheck(guarded, security)
 

@@ -12,4 +12,4 @@ def graphmem_version() -> str:
     try:
         return version("graphmem")
     except PackageNotFoundError:  # run from a source tree that was never installed
-        return "0+unknown"
+        return "0.0.0"

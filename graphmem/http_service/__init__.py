@@ -1,8 +1,8 @@
 """The guards in front of the MCP SDK's streamable-HTTP app, for a service many clients share.
 
-Outermost first: Host/Origin checks (`origins`), bearer tokens (`auth`), unusable JSON-RPC ids
-(`ids`), session limits (`sessions`); and below them all, a header-read timeout in uvicorn's
-protocol (`header_timeout`).
+Outermost first: Host/Origin checks (`origins`), bearer tokens (`auth`), `/health` and
+`/metrics` (`observability`), unusable JSON-RPC ids (`ids`), session limits (`sessions`); and
+below them all, a header-read timeout in uvicorn's protocol (`header_timeout`).
 """
 
 from graphmem.http_service.auth import (
@@ -15,6 +15,7 @@ from graphmem.http_service.auth import (
 )
 from graphmem.http_service.header_timeout import header_timeout_protocol
 from graphmem.http_service.ids import InvalidIdCheck
+from graphmem.http_service.observability import Observability
 from graphmem.http_service.origins import HostCheck, security_settings
 from graphmem.http_service.sessions import SessionGuard, SessionLimits
 
@@ -24,6 +25,7 @@ __all__ = [
     "HostCheck",
     "InvalidIdCheck",
     "NamedToken",
+    "Observability",
     "SessionGuard",
     "SessionLimits",
     "TokenError",
