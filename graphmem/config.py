@@ -140,6 +140,10 @@ class Settings:
     node_id: str | None = None
     durability: Durability = Durability.EVERYSEC
     log_level: str | None = None  # None: INFO, or WARNING for a one-shot command on a terminal
+    # GRAPHMEM_LOG_FILE: JSON log lines to this file, rotated by size, instead of stderr.
+    log_file: Path | None = None
+    log_file_max_bytes: int = 10 << 20
+    log_file_backups: int = 5
     limits: InputLimits = field(default_factory=InputLimits)
     tools: tuple[str, ...] = DEFAULT_TOOLS
     # User schema folders, loaded after (and overriding) the shipped ones.
@@ -203,6 +207,11 @@ class Settings:
             node_id=env.get("GRAPHMEM_NODE_ID") or None,
             durability=durability,
             log_level=(env.get("GRAPHMEM_LOG_LEVEL") or "").upper() or None,
+            log_file=Path(env["GRAPHMEM_LOG_FILE"]).expanduser()
+            if env.get("GRAPHMEM_LOG_FILE")
+            else None,
+            log_file_max_bytes=_positive(env, "GRAPHMEM_LOG_FILE_MAX_BYTES", 10 << 20),
+            log_file_backups=_non_negative(env, "GRAPHMEM_LOG_FILE_BACKUPS", 5),
             tools=parse_tools(env["GRAPHMEM_TOOLS"])
             if env.get("GRAPHMEM_TOOLS")
             else DEFAULT_TOOLS,

@@ -15,6 +15,7 @@ from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 
 from actors.errors import CommandRejectedError
+from actors.tally import tallying
 from eventstore.events import Cause
 from graphmem.app import App
 from graphmem.faults import FAULTS, explain
@@ -212,26 +213,37 @@ def build_server(
     async def call_tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
         # Every transport's tool call: the SDK's handler below and the stdio fast path.
         started = time.perf_counter()
-        spec = await find_tool(name)
-        if spec is None:
-            outcome = error(_unknown_tool(name, catalog.names()))
-        else:
-            tool_context = ToolContext(
-                graph,
-                limits,
-                cause,
-                app.transactions,
-                app.hooks,
-                app.time_travel,
-                family,
-                clock,
-            )
-            outcome = await _run(spec, tool_context, arguments, tool_names=current_tools)
-            if outcome.mutated and not outcome.is_error:
-                # Before the answer, as the official server does.
-                await notifier.resource_updated(GRAPH_URI)
+        with tallying() as tally:
+            spec = await find_tool(name)
+            if spec is None:
+                outcome = error(_unknown_tool(name, catalog.names()))
+            else:
+                tool_context = ToolContext(
+                    graph,
+                    limits,
+                    cause,
+                    app.transactions,
+                    app.hooks,
+                    app.time_travel,
+                    family,
+                    clock,
+                )
+                outcome = await _run(spec, tool_context, arguments, tool_names=current_tools)
+                if outcome.mutated and not outcome.is_error:
+                    # Before the answer, as the official server does.
+                    await notifier.resource_updated(GRAPH_URI)
         seconds = time.perf_counter() - started
-        log.info("tool_called", tool=name, is_error=outcome.is_error, ms=round(seconds * 1000, 3))
+        # The canonical line of a call: one per call, whatever its transport and outcome.
+        log.info(
+            "tool_called",
+            tool=name,
+            client=cause.client,
+            session=cause.session,
+            outcome="error" if outcome.is_error else "ok",
+            is_error=outcome.is_error,
+            ms=round(seconds * 1000, 3),
+            events=tally.events,
+        )
         if metrics is not None:
             metrics.tool_called(name, spec is not None, outcome.is_error, seconds)
         return outcome

@@ -34,7 +34,7 @@ from graphmem.cli import (
 )
 from graphmem.cli.command import CliError, report, run_command
 from graphmem.config import Settings, SettingsError
-from graphmem.logs import configure_logging
+from graphmem.logs import LogFile, configure_logging
 from graphmem.version import graphmem_version
 
 __all__ = ["CliError", "build_parser", "main", "run_command"]
@@ -81,6 +81,11 @@ def _configure_logging(command: str, settings: Settings) -> None:
     """JSON lines for `serve` and whenever stderr is not a terminal (scripts and tests read
     them); for a one-shot command at a terminal, plain lines, warnings and errors only unless
     GRAPHMEM_LOG_LEVEL asks for more."""
-    human = command != "serve" and sys.stderr.isatty()
+    human = command != "serve" and sys.stderr.isatty() and settings.log_file is None
     default = "WARNING" if human else "INFO"
-    configure_logging(settings.log_level or default, human=human)
+    log_file = (
+        LogFile(settings.log_file, settings.log_file_max_bytes, settings.log_file_backups)
+        if settings.log_file is not None
+        else None
+    )
+    configure_logging(settings.log_level or default, human=human, log_file=log_file)

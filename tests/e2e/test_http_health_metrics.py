@@ -3,6 +3,7 @@ metrics read by prometheus_client's own text parser."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import httpx2 as httpx
@@ -69,7 +70,7 @@ async def test_metrics_count_tool_calls_by_outcome_and_the_events_they_appended(
 ) -> None:
     before = samples(service)
     appended_before = value(before, "graphmem_events_appended_total")
-    async with bearer_client(service.url, TOKEN) as client:
+    async with bearer_client(service.url, TOKEN, mode="legacy") as client:  # has sessions
         for name in ("m1", "m2", "m3"):
             created = await call(
                 client,
@@ -94,6 +95,15 @@ async def test_metrics_count_tool_calls_by_outcome_and_the_events_they_appended(
     assert value(found, "graphmem_checkpoint_age_events") >= 0
     assert value(found, "graphmem_http_sessions_open") >= 0
     assert value(found, "process_resident_memory_bytes") > 0
+    # The canonical line of each call names its HTTP session and the events it wrote.
+    logged = [
+        json.loads(line) for line in service.log_path.read_text().splitlines() if line[:1] == "{"
+    ]
+    lines = [e for e in logged if e["event"] == "tool_called" and e["tool"] == "create_entities"]
+    assert len(lines) >= 3
+    assert [(bool(e["session"]), e["events"], e["outcome"]) for e in lines] == [
+        (True, 2, "ok")
+    ] * len(lines)
 
 
 def test_health_answers_get_only(service: HttpService) -> None:
