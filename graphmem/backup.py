@@ -35,6 +35,7 @@ __all__ = [
     "read_manifest",
     "restore",
     "take_backup",
+    "take_dated_backup",
     "verify_backup",
 ]
 
@@ -88,6 +89,31 @@ def take_backup(data_dir: Path, dest: Path) -> Manifest:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return manifest
+
+
+DATED_PREFIX = "graphmem-"
+
+
+def take_dated_backup(data_dir: Path, into: Path, keep: int) -> tuple[Manifest, Path, list[Path]]:
+    """A backup into a new `graphmem-<UTC time>` folder of `into`, then retention: of the
+    dated backups there (folders so named holding a manifest; nothing else is touched), only
+    the newest `keep` stay. Returns the manifest, the new folder and the folders removed."""
+    # To the microsecond: two backups in one second still sort in the order taken.
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    dest = into / f"{DATED_PREFIX}{stamp}"
+    while dest.exists():
+        dest = into / f"{DATED_PREFIX}{stamp}-{secrets.token_hex(2)}"
+    manifest = take_backup(data_dir, dest)
+    dated = sorted(
+        p
+        for p in into.iterdir()
+        if p.name.startswith(DATED_PREFIX) and p.is_dir() and (p / MANIFEST_FILE).is_file()
+    )
+    # Names sort by time; the one just taken is never removed, whatever `keep` says.
+    removed = [p for p in dated[: max(len(dated) - keep, 0)] if p != dest]
+    for path in removed:
+        shutil.rmtree(path)
+    return manifest, dest, removed
 
 
 def _copy_tree(source: Path, target: Path) -> None:
@@ -207,6 +233,8 @@ def verify_backup(backup: Path, manifest: Manifest) -> list[str]:
 
 def data_dir_in_use(data_dir: Path) -> bool:
     """Whether a process holds the data dir's log open (a server, a running command).
+    Never call it in a process that has the log open itself: closing any descriptor of the
+    lock file drops all of this process's POSIX locks on it, LMDB's included.
 
     Every process with an LMDB environment open holds a shared POSIX lock on the first byte
     of its lock file, from open to close, idle or not; an exclusive lock on that byte is then

@@ -144,6 +144,11 @@ class Settings:
     log_file: Path | None = None
     log_file_max_bytes: int = 10 << 20
     log_file_backups: int = 5
+    # Scheduled backups (GRAPHMEM_BACKUP_DIR): `serve` backs up every so many hours into
+    # dated folders there, keeping the newest `backup_keep`.
+    backup_dir: Path | None = None
+    backup_every_hours: float = 24.0
+    backup_keep: int = 7
     limits: InputLimits = field(default_factory=InputLimits)
     tools: tuple[str, ...] = DEFAULT_TOOLS
     # User schema folders, loaded after (and overriding) the shipped ones.
@@ -212,6 +217,11 @@ class Settings:
             else None,
             log_file_max_bytes=_positive(env, "GRAPHMEM_LOG_FILE_MAX_BYTES", 10 << 20),
             log_file_backups=_non_negative(env, "GRAPHMEM_LOG_FILE_BACKUPS", 5),
+            backup_dir=Path(env["GRAPHMEM_BACKUP_DIR"]).expanduser()
+            if env.get("GRAPHMEM_BACKUP_DIR")
+            else None,
+            backup_every_hours=_seconds(env, "GRAPHMEM_BACKUP_EVERY_HOURS", 24.0, "hours"),
+            backup_keep=_positive(env, "GRAPHMEM_BACKUP_KEEP", 7),
             tools=parse_tools(env["GRAPHMEM_TOOLS"])
             if env.get("GRAPHMEM_TOOLS")
             else DEFAULT_TOOLS,
@@ -305,7 +315,7 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+def _seconds(env: Mapping[str, str], name: str, default: float, unit: str = "seconds") -> float:
     raw = env.get(name)
     if not raw:
         return default
@@ -315,7 +325,7 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
         value = 0.0
     if not 0 < value < float("inf"):
         raise SettingsError(
-            f"{name}={raw!r} must be a positive number of seconds (default {default:g})"
+            f"{name}={raw!r} must be a positive number of {unit} (default {default:g})"
         )
     return value
 

@@ -7,7 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from graphmem.backup import BackupError, restore, take_backup
+from graphmem.backup import BackupError, restore, take_backup, take_dated_backup
+from graphmem.cli.arguments import positive
 from graphmem.cli.command import CliError, Subparsers
 from graphmem.config import Settings
 
@@ -25,7 +26,20 @@ def add_parsers(subparsers: Subparsers) -> None:
         "graphmem-backup.json, the manifest: the log position and node id the copy ends at, "
         "and a sha256 per file. Safe beside a running server.",
     )
-    backup.add_argument("dest", type=Path, metavar="DEST", help="a new or empty folder")
+    backup.add_argument("dest", type=Path, metavar="DEST", nargs="?", help="a new or empty folder")
+    backup.add_argument(
+        "--into",
+        type=Path,
+        metavar="DIR",
+        help="instead of DEST: a new graphmem-<UTC time> folder in DIR (what scheduled "
+        "backups do, GRAPHMEM_BACKUP_DIR)",
+    )
+    backup.add_argument(
+        "--keep",
+        type=positive,
+        metavar="N",
+        help="with --into: then remove all but the newest N dated backups in DIR",
+    )
     backup.set_defaults(run=run_backup)
     put_back = subparsers.add_parser(
         "restore",
@@ -43,13 +57,24 @@ def add_parsers(subparsers: Subparsers) -> None:
 
 
 def run_backup(args: argparse.Namespace, settings: Settings) -> int:
+    if (args.dest is None) == (args.into is None):
+        raise CliError("name either DEST or --into DIR", code=2)
+    if args.keep is not None and args.into is None:
+        raise CliError("--keep goes with --into DIR", code=2)
+    removed: list[Path] = []
     try:
-        manifest = take_backup(settings.data_dir, args.dest)
+        if args.into is not None:
+            keep = args.keep if args.keep is not None else settings.backup_keep
+            manifest, dest, removed = take_dated_backup(settings.data_dir, args.into, keep)
+        else:
+            manifest, dest = take_backup(settings.data_dir, args.dest), args.dest
     except BackupError as problem:
         raise CliError(str(problem)) from None
+    pruned = f"; removed {len(removed)} older backup(s)" if removed else ""
     sys.stdout.write(
-        f"graphmem backup: {args.dest} holds the data dir as of log position "
-        f"{manifest.position} (node {manifest.node_id}), {len(manifest.files)} file(s)\n"
+        f"graphmem backup: {dest} holds the data dir as of log position "
+        f"{manifest.position} (node {manifest.node_id}), {len(manifest.files)} file(s)"
+        f"{pruned}\n"
     )
     return 0
 

@@ -110,6 +110,14 @@ def _settings(
         ("embedder", settings.graph.embedder, source("GRAPHMEM_EMBEDDER")),
         ("checkpoint every", str(settings.checkpoint_every), source("GRAPHMEM_CHECKPOINT_EVERY")),
         (
+            "scheduled backups",
+            f"every {settings.backup_every_hours:g} h into {settings.backup_dir}, keeping "
+            f"{settings.backup_keep}"
+            if settings.backup_dir
+            else "off",
+            source("GRAPHMEM_BACKUP_DIR"),
+        ),
+        (
             "HTTP tokens",
             "set" if token else "none (loopback only)",
             source("GRAPHMEM_HTTP_TOKEN")

@@ -195,3 +195,46 @@ def test_backup_refuses_a_destination_that_is_not_empty_or_inside_the_data_dir(
     assert "inside the data dir" in inside
     nothing = fault_line(graphmem(tmp_path / "none", "backup", str(tmp_path / "b")))
     assert "no graphmem log" in nothing
+
+
+def test_dated_backups_keep_the_newest_n_and_touch_nothing_else(tmp_path: Path) -> None:
+    data_dir = seeded(tmp_path, count=2)
+    into = tmp_path / "backups"
+    into.mkdir()
+    (into / "notes.txt").write_text("mine")
+    (into / "graphmem-by-hand").mkdir()  # no manifest: not one of ours
+    taken = []
+    for _ in range(3):
+        done = graphmem(data_dir, "backup", "--into", str(into), "--keep", "2")
+        assert done.returncode == 0, done.stderr
+        taken.append(done.stdout.split(": ", 1)[1].split(" holds ")[0])
+    assert "removed 1 older backup(s)" in done.stdout
+    dated = sorted(str(p) for p in into.iterdir() if (p / MANIFEST).is_file())
+    assert dated == sorted(taken[1:])
+    assert (into / "notes.txt").read_text() == "mine"
+    assert (into / "graphmem-by-hand").is_dir()
+    assert "--into" in fault_line(graphmem(data_dir, "backup"))
+
+
+async def test_serve_takes_scheduled_backups_and_keeps_the_newest(tmp_path: Path) -> None:
+    into = tmp_path / "backups"
+    log = tmp_path / "server.log"
+    with log.open("w") as errlog:
+        async with legacy_session(
+            tmp_path / "data",
+            errlog=errlog,
+            GRAPHMEM_LOG_LEVEL="INFO",
+            GRAPHMEM_BACKUP_DIR=str(into),
+            GRAPHMEM_BACKUP_EVERY_HOURS="0.0002",  # 0.72 s
+            GRAPHMEM_BACKUP_KEEP="2",
+        ) as session:
+            await call(session, "create_entities", one("kept"))
+            with anyio.fail_after(120):
+                while log.read_text().count('"backup_scheduled_run"') < 3:
+                    await anyio.sleep(0.2)  # polling a child's work, bounded above
+    runs = [json.loads(line) for line in log.read_text().splitlines() if "backup_scheduled" in line]
+    assert all(run["ok"] for run in runs), runs
+    dated = [p for p in into.iterdir() if (p / MANIFEST).is_file()]
+    assert 1 <= len(dated) <= 2
+    newest = max(dated)
+    assert manifest_of(newest)["position"] >= 2
