@@ -57,6 +57,8 @@ class HttpSettings:
     # Bearer tokens: one unnamed (named "default") and/or a file of `name:token` lines.
     token: str | None = field(default=None, repr=False)
     token_file: Path | None = None
+    # A token good for /health and /metrics only (a scraper's), besides the client tokens.
+    metrics_token: str | None = field(default=None, repr=False)
     # Host and Origin values accepted besides those derived from the bind address.
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
@@ -74,6 +76,7 @@ class HttpSettings:
         return cls(
             token=env.get("GRAPHMEM_HTTP_TOKEN") or None,
             token_file=Path(token_file).expanduser() if token_file else None,
+            metrics_token=env.get("GRAPHMEM_METRICS_TOKEN") or None,
             allowed_hosts=tuple(_items(env.get("GRAPHMEM_HTTP_ALLOWED_HOSTS", ""))),
             allowed_origins=tuple(_items(env.get("GRAPHMEM_HTTP_ALLOWED_ORIGINS", ""))),
             session_idle_seconds=_seconds(

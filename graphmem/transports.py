@@ -19,6 +19,7 @@ from graphmem.http_service import (
     BearerAuth,
     HostCheck,
     InvalidIdCheck,
+    MetricsTokenGate,
     NamedToken,
     Observability,
     SessionGuard,
@@ -88,7 +89,11 @@ class _UvicornServer(uvicorn.Server):
 
 
 def _guarded_app(
-    server: MemoryServer, app: App, host: str, tokens: tuple[NamedToken, ...]
+    server: MemoryServer,
+    app: App,
+    host: str,
+    tokens: tuple[NamedToken, ...],
+    scraper: NamedToken | None = None,
 ) -> ASGIApp:
     """The SDK's streamable-HTTP app behind the guards of `graphmem.http_service`."""
     http = app.settings.http
@@ -108,19 +113,29 @@ def _guarded_app(
     )
     sessions = SessionGuard(sdk_app, HTTP_PATH, limits)
     guarded: ASGIApp = InvalidIdCheck(sessions)
+    observability = None
     if server.metrics is not None:
         server.metrics.open_sessions = sessions.open_sessions
-        guarded = Observability(guarded, server.metrics)
+        guarded = observability = Observability(guarded, server.metrics)
     guarded = BearerAuth(guarded, tokens)
+    if scraper is not None and observability is not None:
+        guarded = MetricsTokenGate(guarded, scraper, observability)
     return HostCheck(guarded, security)
 
 
-def serve_http(app: App, host: str, port: int, tokens: tuple[NamedToken, ...] = ()) -> None:
+def serve_http(
+    app: App,
+    host: str,
+    port: int,
+    tokens: tuple[NamedToken, ...] = (),
+    scraper: NamedToken | None = None,
+) -> None:
     """Serve streamable HTTP on host:port; `tokens` (required off loopback: the caller checks
-    with `http_service.exposure_problem`) are the bearer tokens clients must present."""
+    with `http_service.exposure_problem`) are the bearer tokens clients must present;
+    `scraper` (GRAPHMEM_METRICS_TOKEN) one good for /health and /metrics only."""
     with serving(app) as (notifier, server):
         config = uvicorn.Config(
-            _guarded_app(server, app, host, tokens),
+            _guarded_app(server, app, host, tokens, scraper),
             host=host,
             port=port,
             log_config=None,

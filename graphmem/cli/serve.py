@@ -11,7 +11,7 @@ from graphmem.backup_schedule import BackupScheduler
 from graphmem.cli.command import CliError, Subparsers
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
 from graphmem.embedding.loader import embedder_problem
-from graphmem.http_service import TokenError, exposure_problem, load_tokens
+from graphmem.http_service import TokenError, exposure_problem, load_tokens, metrics_token
 from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serve_http, serve_stdio
 
 __all__ = ["add_parsers", "host_port", "serve"]
@@ -90,6 +90,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     # Checked before the store opens: an unsafe service must not start at all.
     try:
         tokens = load_tokens(settings.http)
+        scraper = metrics_token(settings.http)
     except TokenError as error:
         raise CliError(str(error), code=2) from None
     if (unsafe := exposure_problem(http[0], tokens)) is not None:
@@ -98,7 +99,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         running(settings, serve_stale=True, schedule_decay=True, embed=True) as app,
         _scheduled_backups(settings),
     ):
-        serve_http(app, *http, tokens)
+        serve_http(app, *http, tokens, scraper)
     return 0
 
 

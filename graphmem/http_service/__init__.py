@@ -12,10 +12,11 @@ from graphmem.http_service.auth import (
     TokenError,
     exposure_problem,
     load_tokens,
+    metrics_token,
 )
 from graphmem.http_service.header_timeout import header_timeout_protocol
 from graphmem.http_service.ids import InvalidIdCheck
-from graphmem.http_service.observability import Observability
+from graphmem.http_service.observability import MetricsTokenGate, Observability
 from graphmem.http_service.origins import HostCheck, security_settings
 from graphmem.http_service.sessions import SessionGuard, SessionLimits
 
@@ -24,6 +25,7 @@ __all__ = [
     "BearerAuth",
     "HostCheck",
     "InvalidIdCheck",
+    "MetricsTokenGate",
     "NamedToken",
     "Observability",
     "SessionGuard",
@@ -32,5 +34,6 @@ __all__ = [
     "exposure_problem",
     "header_timeout_protocol",
     "load_tokens",
+    "metrics_token",
     "security_settings",
 ]

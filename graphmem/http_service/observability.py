@@ -5,15 +5,38 @@ from __future__ import annotations
 
 import anyio
 import msgspec
+from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from graphmem.http_service.auth import NamedToken, match
 from graphmem.metrics import CONTENT_TYPE, ServiceMetrics
 
-__all__ = ["HEALTH_PATH", "METRICS_PATH", "Observability"]
+__all__ = ["HEALTH_PATH", "METRICS_PATH", "MetricsTokenGate", "Observability"]
 
 HEALTH_PATH = "/health"
 METRICS_PATH = "/metrics"
+
+
+class MetricsTokenGate:
+    """ASGI middleware outside `BearerAuth`: a request for `/health` or `/metrics` carrying the
+    metrics token (GRAPHMEM_METRICS_TOKEN) is answered here; everything else, including those
+    paths with any other credential, goes on to `BearerAuth`. The metrics token opens nothing
+    else: a scraper's secret never reaches the memory."""
+
+    def __init__(self, app: ASGIApp, token: NamedToken, observability: Observability) -> None:
+        self.app = app
+        self.token = (token,)
+        self.observability = observability
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path") in (HEALTH_PATH, METRICS_PATH):
+            authorization = Headers(scope=scope).get("authorization") or ""
+            scheme, _, credential = authorization.partition(" ")
+            if scheme.lower() == "bearer" and match(self.token, credential.strip()):
+                await self.observability(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class Observability:

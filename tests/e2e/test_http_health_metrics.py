@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx2 as httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from tests.e2e.cli_support import fault_line, graphmem
 from tests.e2e.http_support import HttpService, bearer_client, http_service
 from tests.e2e.support import call
 
@@ -128,3 +130,51 @@ def test_every_graphmem_metric_family_parses_with_its_help_text(service: HttpSer
         "graphmem_read_model_lag_events",
     } <= ours
     assert all(f.documentation for f in families if f.name in ours)
+
+
+SCRAPER = "scraper-token-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpService]:
+    """A service with client tokens and a separate metrics token."""
+    root = tmp_path_factory.mktemp("http-scraped")
+    with http_service(
+        root / "data",
+        root / "service.log",
+        GRAPHMEM_HTTP_TOKEN=TOKEN,
+        GRAPHMEM_METRICS_TOKEN=SCRAPER,
+    ) as running:
+        yield running
+
+
+@pytest.mark.parametrize("path", ["/health", "/metrics"])
+def test_the_metrics_token_opens_health_and_metrics(scraped: HttpService, path: str) -> None:
+    assert get(scraped, path, SCRAPER).status_code == 200
+    assert get(scraped, path, TOKEN).status_code == 200  # a client token still does
+    assert get(scraped, path, None).status_code == 401
+
+
+def test_the_metrics_token_opens_nothing_else(scraped: HttpService) -> None:
+    with httpx.Client(timeout=WAIT) as client:
+        response = client.post(
+            scraped.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={
+                "Authorization": f"Bearer {SCRAPER}",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+    assert response.status_code == 401
+
+
+def test_a_short_metrics_token_stops_the_service_before_it_starts(tmp_path: Path) -> None:
+    done = graphmem(
+        tmp_path / "data",
+        "serve",
+        "--http",
+        "127.0.0.1:1",
+        env={"GRAPHMEM_METRICS_TOKEN": "short"},
+    )
+    assert done.returncode == 2
+    assert "GRAPHMEM_METRICS_TOKEN" in fault_line(done)
