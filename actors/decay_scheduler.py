@@ -31,6 +31,7 @@ import pykka
 import structlog
 
 from actors.graph_maintenance import GraphDecay, GraphDecayResult
+from actors.tally import tallying
 from eventstore.events import Cause
 from eventstore.hlc import ms_of
 from eventstore.log import EventLog
@@ -151,7 +152,8 @@ class DecaySchedulerActor(pykka.ThreadingActor):
 
     def _run(self) -> TickOutcome:
         started = time.perf_counter()
-        result = self._graph.execute_blocking(self._command(), CAUSE)
+        with tallying() as tally:
+            result = self._graph.execute_blocking(self._command(), CAUSE)
         assert isinstance(result, GraphDecayResult)
         report = result.report
         log.info(
@@ -162,6 +164,7 @@ class DecaySchedulerActor(pykka.ThreadingActor):
             nodes_flagged_for_pruning=report.nodes_flagged,
             edges_below_threshold=report.edges_below,
             ms=round((time.perf_counter() - started) * 1000, 3),
+            events=tally.events,
         )
         return TickOutcome(
             ran=True,

@@ -22,6 +22,7 @@ from actors.read_models import ModelsQuery, ReadModels
 from actors.rebuild import BackgroundFold, Folded, RebuildResult
 from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorHandle
+from actors.tally import EventTally
 from eventstore.events import Cause, Envelope
 from eventstore.log import DamagedLogError, EventLog, LogTransaction, RemoteAppend, StorageError
 from projections.graph import GraphProjection
@@ -44,6 +45,8 @@ class Execute:
     # when the decision has events. Raising CommandRejectedError refuses the command (nothing
     # appended). A retried transaction decides again and calls it again: keep it idempotent.
     before_append: Callable[[CommandResult], None] | None = None
+    # Told how many events the command appended, before its reply (actors.tally).
+    tally: EventTally | None = None
 
 
 @dataclass(frozen=True)
@@ -311,6 +314,8 @@ class GraphWriterActor(pykka.ThreadingActor):
             if isinstance(outcome, BaseException):
                 item.reply.fail(outcome)
             else:
+                if item.tally is not None:
+                    item.tally.add(len(outcome[1]))
                 item.reply.ok(outcome[0])
         log.debug("events_appended", commands=len(batch), events=len(appended))
 

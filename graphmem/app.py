@@ -36,6 +36,7 @@ from graphmem.graph_config import load_tunables
 from graphmem.hook_loader import load_hooks
 from graphmem.replication.status import STATE_FILE, redact
 from graphmem.tools.catalog import STATIC_TOOL_NAMES
+from graphmem.version import graphmem_version
 
 log = structlog.get_logger(__name__)
 
@@ -305,6 +306,7 @@ def running(
             raise
         log.info(
             "graphmem_started",
+            version=graphmem_version(),
             data_dir=str(settings.data_dir),
             node_id=event_log.node_id,
             durability=settings.durability.value,

@@ -9,8 +9,10 @@ a `run` default per command (the convention and the one error type are in `comma
 - `stats`: `stats`;
 - `replay`: `diff`, `rebuild`;
 - `check`: `check`;
-- `replication`: `replication status`, `hub`.
-- `compact`: `compact` (tombstone collection).
+- `replication`: `replication status`, `hub`;
+- `compact`: `compact` (tombstone collection);
+- `backup`: `backup`, `restore`;
+- `doctor`: `doctor` (its checks in `diagnosis`).
 
 `arguments` holds the argument types they share, above all the one "position or time" parser.
 """
@@ -23,8 +25,10 @@ import sys
 from collections.abc import Sequence
 
 from graphmem.cli import (
+    backup,
     check,
     compact,
+    doctor,
     import_export,
     log_commands,
     replay,
@@ -34,11 +38,23 @@ from graphmem.cli import (
 )
 from graphmem.cli.command import CliError, report, run_command
 from graphmem.config import Settings, SettingsError
-from graphmem.logs import configure_logging
+from graphmem.logs import LogFile, configure_logging
+from graphmem.version import graphmem_version
 
 __all__ = ["CliError", "build_parser", "main", "run_command"]
 
-COMMAND_GROUPS = (serve, import_export, log_commands, stats, replay, check, replication, compact)
+COMMAND_GROUPS = (
+    serve,
+    import_export,
+    log_commands,
+    stats,
+    replay,
+    check,
+    replication,
+    compact,
+    backup,
+    doctor,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--data-dir", help="the data dir to use (overrides GRAPHMEM_DIR)", default=None
     )
+    parser.add_argument("--version", action="version", version=f"graphmem {graphmem_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for group in COMMAND_GROUPS:
         group.add_parsers(commands)
@@ -79,6 +96,11 @@ def _configure_logging(command: str, settings: Settings) -> None:
     """JSON lines for `serve` and whenever stderr is not a terminal (scripts and tests read
     them); for a one-shot command at a terminal, plain lines, warnings and errors only unless
     GRAPHMEM_LOG_LEVEL asks for more."""
-    human = command != "serve" and sys.stderr.isatty()
+    human = command != "serve" and sys.stderr.isatty() and settings.log_file is None
     default = "WARNING" if human else "INFO"
-    configure_logging(settings.log_level or default, human=human)
+    log_file = (
+        LogFile(settings.log_file, settings.log_file_max_bytes, settings.log_file_backups)
+        if settings.log_file is not None
+        else None
+    )
+    configure_logging(settings.log_level or default, human=human, log_file=log_file)

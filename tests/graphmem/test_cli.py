@@ -39,6 +39,9 @@ COMMANDS = {
     "replication": ["status"],
     "hub": [],
     "compact": [],
+    "backup": ["DEST"],
+    "restore": ["SRC"],
+    "doctor": [],
 }
 
 
