@@ -91,7 +91,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         with running(
             settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True
         ) as app:
-            serve_stdio(app)
+            serve_stdio(app, getattr(args, "handshake", None))
         return 0
     # Checked before the store opens: an unsafe service must not start at all.
     try:
