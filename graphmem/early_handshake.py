@@ -42,6 +42,7 @@ _READ = 64 * 1024
 # Options of `graphmem [--data-dir D] [serve [--tools F] [--replicate URL]]` with a value; any
 # other argument (--http, --help, another command) takes the ordinary path.
 _VALUED = frozenset({"--data-dir", "--tools", "--replicate"})
+_ON = frozenset({"", "1", "true", "yes", "on"})  # config._flag's spellings
 _SERVER_MODULE = Path(__file__).with_name("server.py")  # where the instructions are written
 
 
@@ -178,7 +179,8 @@ def _fingerprint(argv: Sequence[str], line: bytes) -> str:
 def answer_early(argv: Sequence[str]) -> Handshake | None:
     """For a `graphmem serve` on stdio pipes, read the first line and, when an answer to it
     was kept, write that answer to fd 1 now. None: not a stdio serve (nothing was read)."""
-    if os.environ.get("GRAPHMEM_EARLY_HANDSHAKE", "1") == "0":
+    # On only when plainly on: a value Settings refuses is reported by the ordinary path.
+    if os.environ.get("GRAPHMEM_EARLY_HANDSHAKE", "1").strip().lower() not in _ON:
         return None
     data_dir = _stdio_serve_data_dir(argv)
     if data_dir is None or not (_streamable(0) and _streamable(1)):
