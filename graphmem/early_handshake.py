@@ -59,11 +59,12 @@ class Handshake:
 
     def owns(self, response_id: object) -> bool:
         """Whether a response is the SDK's answer to the initialize read early."""
+        # By string: the SDK correlates "7" and 7 as one id (mcp.shared.dispatcher), and an
+        # answer written twice would be a protocol error the client cannot recover from.
         return (
             not self.settled
             and self.request_id is not None
-            and type(response_id) is type(self.request_id)
-            and response_id == self.request_id
+            and str(response_id) == str(self.request_id)
         )
 
     def settle(self, data: bytes, *, success: bool) -> tuple[bytes | None, str | None]:
