@@ -236,6 +236,8 @@ class Settings:
     checkpoint_every: int = 100_000
     # Answer plain tools/call lines on stdio off the SDK's per-call pipeline (graphmem.wire).
     fast_calls: bool = True
+    # Read by graphmem.early_handshake before any settings load; here it is only checked.
+    early_handshake: bool = True
     http: HttpSettings = field(default_factory=HttpSettings)
     graph: GraphSettings = field(default_factory=GraphSettings)
     # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
@@ -313,6 +315,7 @@ class Settings:
             hooks=tuple(_items(env.get("GRAPHMEM_HOOKS", ""))),
             checkpoint_every=_non_negative(env, "GRAPHMEM_CHECKPOINT_EVERY", 100_000),
             fast_calls=_flag(env, "GRAPHMEM_FAST_CALLS", default=True),
+            early_handshake=_flag(env, "GRAPHMEM_EARLY_HANDSHAKE", default=True),
             http=HttpSettings.from_env(env),
             graph=GraphSettings.from_env(env),
             max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),

@@ -15,6 +15,7 @@ from starlette.types import ASGIApp
 from uvicorn.server import HANDLED_SIGNALS
 
 from graphmem.app import App
+from graphmem.early_handshake import Handshake
 from graphmem.http_service import (
     BearerAuth,
     HostCheck,
@@ -56,11 +57,14 @@ def serving(app: App) -> Iterator[tuple[Notifier, MemoryServer]]:
         app.graph.unsubscribe(notifier.on_published)
 
 
-def serve_stdio(app: App) -> None:
+def serve_stdio(app: App, handshake: Handshake | None = None) -> None:
+    """Serve one client on stdio; `handshake`: what graphmem.early_handshake read (and
+    perhaps answered) before the server was loaded."""
+
     async def main(notifier: Notifier, server: MemoryServer) -> None:
         notifier.bind_loop(asyncio.get_running_loop())
         options = server.create_initialization_options()
-        async with fast_stdio_server(app.settings.max_line_bytes) as (read, write):
+        async with fast_stdio_server(app.settings.max_line_bytes, handshake) as (read, write):
             await server.run(read, write, options)
 
     with serving(app) as (notifier, server):

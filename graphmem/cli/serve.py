@@ -97,7 +97,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             ) as app,
             _scheduled_backups(settings),
         ):
-            serve_stdio(app)
+            serve_stdio(app, getattr(args, "handshake", None))
         return 0
     # Checked before the store opens: an unsafe service must not start at all.
     try:
