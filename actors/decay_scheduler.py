@@ -9,6 +9,13 @@ it no longer due. A timer tells the next tick when the next run falls due (at mo
 ahead, so a changed wall clock is noticed). Each run logs one canonical line with its counts
 and duration. Decay values are derived from the newest run alone, so how often this runs
 never changes a value, only when it shows.
+
+A run needs the graph family's index, and building it on a large graph takes seconds of the
+writer (and of the interpreter's lock): a run due at start-up that built it held the first
+answers back and kept a stop waiting past its timeout. So a due run waits until a read has
+built the index (the first graph read builds it anyway), rechecking every few seconds, and
+then costs a fraction of a second; only after `cold_wait_ms` with no such read does it build
+the index itself. The wait is logged once (`decay_run_waits_for_index`).
 """
 
 from __future__ import annotations
@@ -24,12 +31,13 @@ import pykka
 import structlog
 
 from actors.graph_maintenance import GraphDecay, GraphDecayResult
+from actors.tally import tallying
 from eventstore.events import Cause
 from eventstore.hlc import ms_of
 from eventstore.log import EventLog
 from projections.graph import GraphProjection
 from projections.graph_decay import newest_run
-from projections.graph_family import FamilyIndexBuildingError
+from projections.graph_family import FamilyIndexBuildingError, family_index_built
 
 __all__ = ["DecaySchedulerActor", "Tick", "TickOutcome", "first_event_time"]
 
@@ -40,6 +48,9 @@ RETRY_MS = 60_000
 CAUSE = Cause(tool="graph_decay", client="decay_scheduler")
 MAX_SLEEP_S = 3600.0
 MIN_SLEEP_S = 1.0
+# How often a due run waiting for the family index looks again, and how long it waits at most.
+INDEX_RECHECK_MS = 2_000
+COLD_WAIT_MS = 3_600_000
 ASK_TIMEOUT = 600.0  # a whole-graph run on a large graph, bounded
 
 
@@ -54,6 +65,7 @@ class TickOutcome:
     due_at: int | None  # when the next run falls due (None: the log is empty)
     nodes_decayed: int = 0
     edges_decayed: int = 0
+    waiting: bool = False  # due, but waiting for a read to build the family index
 
 
 T = TypeVar("T")
@@ -67,15 +79,18 @@ class DecayGraph(Protocol):
     def query_blocking(self, query: Callable[[GraphProjection], T]) -> T: ...
 
 
-def _last_run(graph: GraphProjection) -> int | None:
+def _schedule_facts(graph: GraphProjection) -> tuple[int | None, bool]:
+    """The last run's time (None: never ran) and whether the family index is built."""
     run = newest_run(graph.decay_runs())
-    return None if run is None else run.at
+    return None if run is None else run.at, family_index_built(graph)
 
 
 class DecaySchedulerActor(pykka.ThreadingActor):
     """Scheduled decay runs (see the module docstring). `first_event_ms` reads the log's first
     event time (None: empty); `clock` is the family's wall clock (offset included). With
-    `timer` False nothing ticks by itself, not even at start: the caller sends every Tick."""
+    `timer` False nothing ticks by itself, not even at start: the caller sends every Tick.
+    `cold_wait_ms`: how long after the start a due run waits for a read to build the family
+    index before building it itself (0: never waits)."""
 
     def __init__(
         self,
@@ -86,6 +101,7 @@ class DecaySchedulerActor(pykka.ThreadingActor):
         first_event_ms: Callable[[], int | None],
         *,
         timer: bool = True,
+        cold_wait_ms: int = COLD_WAIT_MS,
     ) -> None:
         super().__init__()
         assert period_ms > 0, "a scheduler that is off is not started"
@@ -96,6 +112,8 @@ class DecaySchedulerActor(pykka.ThreadingActor):
         self._first_event_ms = first_event_ms
         self._use_timer = timer
         self._timer: threading.Timer | None = None
+        self._wait_until = clock() + cold_wait_ms
+        self._told_waiting = False
 
     def on_start(self) -> None:
         if self._use_timer:  # without it (tests), every tick is the caller's
@@ -122,21 +140,27 @@ class DecaySchedulerActor(pykka.ThreadingActor):
         except Exception:  # the edge of a background job: log it, try again at the next tick
             log.exception("decay_scheduled_run_failed")
             outcome = TickOutcome(ran=False, due_at=now + self._period_ms)
-        self._set_timer(outcome.due_at)
+        self._set_timer(now + INDEX_RECHECK_MS if outcome.waiting else outcome.due_at)
         return outcome
 
     def _check(self, now: int) -> TickOutcome:
-        reference = self._graph.query_blocking(_last_run)
+        reference, indexed = self._graph.query_blocking(_schedule_facts)
         if reference is None:
             reference = self._first_event_ms()
         due_at = None if reference is None else reference + self._period_ms
-        if due_at is not None and now >= due_at:
+        if due_at is None or now < due_at:
+            return TickOutcome(ran=False, due_at=due_at)
+        if indexed or now >= self._wait_until:
             return self._run()
-        return TickOutcome(ran=False, due_at=due_at)
+        if not self._told_waiting:
+            self._told_waiting = True
+            log.info("decay_run_waits_for_index", due_at=due_at, until=self._wait_until)
+        return TickOutcome(ran=False, due_at=due_at, waiting=True)
 
     def _run(self) -> TickOutcome:
         started = time.perf_counter()
-        result = self._graph.execute_blocking(self._command(), CAUSE)
+        with tallying() as tally:
+            result = self._graph.execute_blocking(self._command(), CAUSE)
         assert isinstance(result, GraphDecayResult)
         report = result.report
         log.info(
@@ -147,6 +171,7 @@ class DecaySchedulerActor(pykka.ThreadingActor):
             nodes_flagged_for_pruning=report.nodes_flagged,
             edges_below_threshold=report.edges_below,
             ms=round((time.perf_counter() - started) * 1000, 3),
+            events=tally.events,
         )
         return TickOutcome(
             ran=True,

@@ -23,6 +23,7 @@ from actors.read_models import ReadModels
 from actors.rebuild import RebuildResult
 from actors.subscribers import Subscriber, Subscribers
 from actors.supervisor import SupervisorActor
+from actors.tally import EventTally, current_tally
 from eventstore.events import Cause, Envelope
 from eventstore.log import RemoteAppend
 from projections.graph import GraphProjection
@@ -36,6 +37,7 @@ def _execute(
     cause: Cause | None,
     reply: Reply[R],
     before_append: Callable[[R], None] | None = None,
+    tally: EventTally | None = None,
 ) -> Execute:
     """The writer's message for `command`. The writer answers every command with the result
     type its class declares (CommandOf[R]); every CommandOf subclass is a member of the Command
@@ -45,6 +47,7 @@ def _execute(
         cause,
         cast(Reply[CommandResult], reply),
         cast(Callable[[CommandResult], None] | None, before_append),
+        tally if tally is not None else current_tally(),
     )
 
 
@@ -81,9 +84,16 @@ class GraphGateway:
             self._ref = ref
         return ref
 
-    def send(self, command: CommandOf[R], cause: Cause | None, reply: Reply[R]) -> None:
-        """Hand a command to the writer; `reply` is settled once it is decided and committed."""
-        self._writer().tell(_execute(command, cause, reply))
+    def send(
+        self,
+        command: CommandOf[R],
+        cause: Cause | None,
+        reply: Reply[R],
+        tally: EventTally | None = None,
+    ) -> None:
+        """Hand a command to the writer; `reply` is settled once it is decided and committed.
+        `tally` (default: the sender's current one) counts the events it appends."""
+        self._writer().tell(_execute(command, cause, reply, tally=tally))
 
     def start_family_index(self) -> None:
         """Have the writer build the graph family's FamilyIndex in the background, a step at a

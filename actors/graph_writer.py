@@ -24,6 +24,7 @@ from actors.rebuild import BackgroundFold, Folded, RebuildResult
 from actors.stopping import Stopping
 from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorHandle
+from actors.tally import EventTally
 from eventstore.events import Cause, Envelope
 from eventstore.log import DamagedLogError, EventLog, LogTransaction, RemoteAppend, StorageError
 from projections.graph import GraphProjection
@@ -47,6 +48,8 @@ class Execute:
     # when the decision has events. Raising CommandRejectedError refuses the command (nothing
     # appended). A retried transaction decides again and calls it again: keep it idempotent.
     before_append: Callable[[CommandResult], None] | None = None
+    # Told how many events the command appended, before its reply (actors.tally).
+    tally: EventTally | None = None
 
 
 @dataclass(frozen=True)
@@ -366,6 +369,8 @@ class GraphWriterActor(pykka.ThreadingActor):
             if isinstance(outcome, BaseException):
                 item.reply.fail(outcome)
             else:
+                if item.tally is not None:
+                    item.tally.add(len(outcome[1]))
                 item.reply.ok(outcome[0])
         log.debug("events_appended", commands=len(batch), events=len(appended))
 

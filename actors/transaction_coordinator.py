@@ -28,6 +28,7 @@ from actors.errors import CommandRejectedError
 from actors.gateway import GraphGateway
 from actors.hooks import Hooks
 from actors.read_models import ReadModels
+from actors.tally import EventTally, current_tally
 from eventstore.events import Cause
 
 __all__ = [
@@ -63,6 +64,8 @@ class _Commit:
     tx_id: int
     cause: Cause | None
     reply: Reply[CommitTransactionResult]
+    # Made where the message is, in the caller's context: the caller's tally (actors.tally).
+    tally: EventTally | None = field(default_factory=current_tally)
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class _Run:
     steps: tuple[Command, ...]
     cause: Cause | None
     reply: Reply[CommitTransactionResult]
+    tally: EventTally | None = field(default_factory=current_tally)
 
 
 class TransactionCoordinatorActor(pykka.ThreadingActor):
@@ -90,16 +94,16 @@ class TransactionCoordinatorActor(pykka.ThreadingActor):
 
     def on_receive(self, message: Any) -> Any:
         match message:
-            case _Run(steps=steps, cause=cause, reply=reply):
+            case _Run(steps=steps, cause=cause, reply=reply, tally=tally):
                 # Not waited for here: the writer answers the caller, and concurrent one-shot
                 # transactions still share the writer's group commits.
-                self._graph.send(CommitTransaction(list(steps)), cause, reply)
+                self._graph.send(CommitTransaction(list(steps)), cause, reply, tally)
             case _Begin(reply=reply):
                 self._guarded(reply, self._begin)
             case _Stage(tx_id=tx_id, command=command, reply=reply):
                 self._guarded(reply, lambda: self._stage(tx_id, command))
-            case _Commit(tx_id=tx_id, cause=cause, reply=reply):
-                self._commit(tx_id, cause, reply)
+            case _Commit(tx_id=tx_id, cause=cause, reply=reply, tally=tally):
+                self._commit(tx_id, cause, reply, tally)
             case _Discard(tx_id=tx_id, reply=reply):
                 self._guarded(reply, lambda: len(self._open.pop(tx_id, ())))
             case _:
@@ -144,13 +148,17 @@ class TransactionCoordinatorActor(pykka.ThreadingActor):
         return result
 
     def _commit(
-        self, tx_id: int, cause: Cause | None, reply: Reply[CommitTransactionResult]
+        self,
+        tx_id: int,
+        cause: Cause | None,
+        reply: Reply[CommitTransactionResult],
+        tally: EventTally | None,
     ) -> None:
         staged = self._open.pop(tx_id, None)
         if staged is None:
             reply.fail(self._closed(tx_id, "commit"))
             return
-        self._graph.send(CommitTransaction(staged), cause, reply)
+        self._graph.send(CommitTransaction(staged), cause, reply, tally)
 
     @staticmethod
     def _closed(tx_id: int, action: str) -> TransactionStateError:

@@ -50,10 +50,16 @@ class CallArgs:
         self.now_ms = now_ms
         self.deleted: set[str] = set()
         self._serial = 0
+        self._days_ahead = 0
 
     def serial(self) -> int:
         self._serial += 1
         return self._serial
+
+    def next_day(self) -> int:
+        """A day later than the last call's (1, 2, 3 ... days after `now_ms`), in ms."""
+        self._days_ahead += 1
+        return self.now_ms + self._days_ahead * DAY_MS
 
     def name(self) -> str:
         while True:
@@ -147,6 +153,26 @@ class CallArgs:
                 "weight": self.weight(),
             }
             for k in range(10)
+        ]
+        return {"batch": {"entities": entities, "relations": relations, "source_type": "ingest"}}
+
+    def prunable_batch(self) -> Args:
+        """Five new entities below the prune thresholds (confidence 0.05), weakly related to
+        each other and to two existing entities (weight 0.01): what graph_prune removes."""
+        serial = self.serial()
+        entities = [
+            {
+                "localId": f"n{k}",
+                "name": f"Bench Prunable {serial} Item {k}",
+                "type": "Concept",
+                "confidence": 0.05,
+            }
+            for k in range(5)
+        ]
+        pairs = [("n0", "n1"), ("n1", "n2"), ("n2", "n3"), ("n3", self.name()), ("n4", self.name())]
+        relations = [
+            {"from": source, "to": target, "relation": "MENTIONS", "weight": 0.01}
+            for source, target in pairs
         ]
         return {"batch": {"entities": entities, "relations": relations, "source_type": "ingest"}}
 
@@ -490,21 +516,34 @@ MAINTENANCE_OPERATIONS: tuple[Operation, ...] = (
         note="every element crosses day boundaries: the whole graph is recomputed",
     ),
     Operation(
+        "graph_decay dry run on a new day",
+        "graph_decay",
+        200,
+        30,
+        lambda a: {"dry_run": True, "at": format_ms(a.next_day())},
+        note="each call a day later than the last: every value differs from the one shown",
+    ),
+    Operation(
         "graph_decay (whole graph)",
         "graph_decay",
         200,
         30,
         lambda a: {},
-        note="the first call (a warm-up) is the day's run; measured calls are repeats that day",
+        note="the first call (a warm-up) is the day's run unless the scheduler ran it; measured "
+        "calls are repeats that day (a new day's run and the read after it: bench.decay_days)",
     ),
     Operation("graph_prune preview", "graph_prune", 50, 50, lambda a: {}),
     Operation(
         "graph_prune execute",
         "graph_prune",
         200,
-        10,
+        30,
         lambda a: {"mode": "execute"},
-        note="the first call (a warm-up) removes the selection; measured calls find none",
+        after_write=True,
+        write=CallArgs.prunable_batch,
+        note="before each call an untimed graph_relate adds 5 entities and 5 edges below the "
+        "thresholds: each measured call selects and removes them (the warm-up removes what "
+        "decay left below)",
     ),
 )
 OPERATIONS = (*OPERATIONS, *MAINTENANCE_OPERATIONS)

@@ -29,6 +29,8 @@ from actors.transaction_coordinator import TransactionCoordinatorActor, Transact
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import EventLog
 from graphmem.config import Settings, SettingsError, replica_token_problem
+from graphmem.cypher import available as cypher_available
+from graphmem.cypher.service import CypherService
 from graphmem.embedding.embedders import EmbedderUnavailableError
 from graphmem.embedding.loader import load_embedder
 from graphmem.embedding.service import EmbeddingService
@@ -36,6 +38,7 @@ from graphmem.graph_config import load_tunables
 from graphmem.hook_loader import load_hooks
 from graphmem.replication.status import STATE_FILE, redact
 from graphmem.tools.catalog import STATIC_TOOL_NAMES
+from graphmem.version import graphmem_version
 
 log = structlog.get_logger(__name__)
 
@@ -50,6 +53,9 @@ WRITER_STOP_GRACE = 30.0
 # How long the graph writer may take to load the log at start-up (a refold of a long log
 # when no checkpoint fits): generous, but bounded, and a writer that dies says so at once.
 LOAD_TIMEOUT = 1800.0
+# graph_cypher: past the engine's own timeout by this much, the worker is killed (issue 19:
+# 5 s and 7 s).
+CYPHER_KILL_MARGIN_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,8 @@ class App:
     time_travel: TimeTravel | None = None
     # The graph family's embeddings (graph_search, graph_reembed): served processes only.
     embeddings: EmbeddingService | None = None
+    # graph_cypher's projection (the `cypher` extra): served processes only.
+    cypher: CypherService | None = None
     # Asked by stop_actors before anything stops: the writer's checkpoints give way to it.
     stopping: Stopping = field(default_factory=Stopping)
 
@@ -276,6 +284,34 @@ def start_embeddings(app: App) -> App:
     return replace(app, embeddings=service)
 
 
+def start_cypher(app: App, *, warm: bool) -> App:
+    """graph_cypher's service, when the profile serves the graph family and the `cypher` extra
+    is installed. Its worker is built at once with `warm`, else at the first query."""
+    settings = app.settings
+    if "graph" not in settings.tools or not cypher_available():
+        return app
+    timeout_ms = load_tunables(settings.graph_home).tunables.query.cypher_timeout_ms
+    time_travel = app.time_travel
+    read_at = (
+        None
+        if time_travel is None
+        else lambda position, query: time_travel.query(
+            position, lambda models: query(models.graph), keep=False
+        )
+    )
+    service = CypherService(
+        lambda query: app.graph.query_models_blocking(lambda models: query(models.graph)),
+        read_at=read_at,
+        timeout_ms=timeout_ms,
+        kill_seconds=timeout_ms / 1000 + CYPHER_KILL_MARGIN_SECONDS,
+    )
+    service.start(app.graph.subscribe)
+    if warm:
+        service.warm()
+    log.info("cypher_started", timeout_ms=timeout_ms, warm=warm)
+    return replace(app, cypher=service)
+
+
 @contextmanager
 def running(
     settings: Settings,
@@ -308,11 +344,13 @@ def running(
         try:
             if embed:
                 app = start_embeddings(app)
+                app = start_cypher(app, warm=False)
         except BaseException:
             stopped = stop_actors(app)
             raise
         log.info(
             "graphmem_started",
+            version=graphmem_version(),
             data_dir=str(settings.data_dir),
             node_id=event_log.node_id,
             durability=settings.durability.value,
@@ -321,6 +359,8 @@ def running(
         try:
             yield app
         finally:
+            if app.cypher is not None:
+                app.cypher.stop()
             if app.embeddings is not None:
                 app.embeddings.stop()
             stopped = stop_actors(app)

@@ -58,6 +58,8 @@ class HttpSettings:
     # Bearer tokens: one unnamed (named "default") and/or a file of `name:token` lines.
     token: str | None = field(default=None, repr=False)
     token_file: Path | None = None
+    # A token good for /health and /metrics only (a scraper's), besides the client tokens.
+    metrics_token: str | None = field(default=None, repr=False)
     # Host and Origin values accepted besides those derived from the bind address.
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
@@ -75,6 +77,7 @@ class HttpSettings:
         return cls(
             token=env.get("GRAPHMEM_HTTP_TOKEN") or None,
             token_file=Path(token_file).expanduser() if token_file else None,
+            metrics_token=env.get("GRAPHMEM_METRICS_TOKEN") or None,
             allowed_hosts=tuple(_items(env.get("GRAPHMEM_HTTP_ALLOWED_HOSTS", ""))),
             allowed_origins=tuple(_items(env.get("GRAPHMEM_HTTP_ALLOWED_ORIGINS", ""))),
             session_idle_seconds=_seconds(
@@ -208,6 +211,15 @@ class Settings:
     node_id: str | None = None
     durability: Durability = Durability.EVERYSEC
     log_level: str | None = None  # None: INFO, or WARNING for a one-shot command on a terminal
+    # GRAPHMEM_LOG_FILE: JSON log lines to this file, rotated by size, instead of stderr.
+    log_file: Path | None = None
+    log_file_max_bytes: int = 10 << 20
+    log_file_backups: int = 5
+    # Scheduled backups (GRAPHMEM_BACKUP_DIR): `serve` backs up every so many hours into
+    # dated folders there, keeping the newest `backup_keep`.
+    backup_dir: Path | None = None
+    backup_every_hours: float = 24.0
+    backup_keep: int = 7
     limits: InputLimits = field(default_factory=InputLimits)
     tools: tuple[str, ...] = DEFAULT_TOOLS
     # User schema folders, loaded after (and overriding) the shipped ones.
@@ -224,6 +236,8 @@ class Settings:
     checkpoint_every: int = 100_000
     # Answer plain tools/call lines on stdio off the SDK's per-call pipeline (graphmem.wire).
     fast_calls: bool = True
+    # Read by graphmem.early_handshake before any settings load; here it is only checked.
+    early_handshake: bool = True
     http: HttpSettings = field(default_factory=HttpSettings)
     graph: GraphSettings = field(default_factory=GraphSettings)
     # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
@@ -272,6 +286,16 @@ class Settings:
             node_id=env.get("GRAPHMEM_NODE_ID") or None,
             durability=durability,
             log_level=(env.get("GRAPHMEM_LOG_LEVEL") or "").upper() or None,
+            log_file=Path(env["GRAPHMEM_LOG_FILE"]).expanduser()
+            if env.get("GRAPHMEM_LOG_FILE")
+            else None,
+            log_file_max_bytes=_positive(env, "GRAPHMEM_LOG_FILE_MAX_BYTES", 10 << 20),
+            log_file_backups=_non_negative(env, "GRAPHMEM_LOG_FILE_BACKUPS", 5),
+            backup_dir=Path(env["GRAPHMEM_BACKUP_DIR"]).expanduser()
+            if env.get("GRAPHMEM_BACKUP_DIR")
+            else None,
+            backup_every_hours=_seconds(env, "GRAPHMEM_BACKUP_EVERY_HOURS", 24.0, "hours"),
+            backup_keep=_positive(env, "GRAPHMEM_BACKUP_KEEP", 7),
             tools=parse_tools(env["GRAPHMEM_TOOLS"])
             if env.get("GRAPHMEM_TOOLS")
             else DEFAULT_TOOLS,
@@ -291,6 +315,7 @@ class Settings:
             hooks=tuple(_items(env.get("GRAPHMEM_HOOKS", ""))),
             checkpoint_every=_non_negative(env, "GRAPHMEM_CHECKPOINT_EVERY", 100_000),
             fast_calls=_flag(env, "GRAPHMEM_FAST_CALLS", default=True),
+            early_handshake=_flag(env, "GRAPHMEM_EARLY_HANDSHAKE", default=True),
             http=HttpSettings.from_env(env),
             graph=GraphSettings.from_env(env),
             max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),
@@ -369,7 +394,7 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+def _seconds(env: Mapping[str, str], name: str, default: float, unit: str = "seconds") -> float:
     raw = env.get(name)
     if not raw:
         return default
@@ -379,7 +404,7 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
         value = 0.0
     if not 0 < value < float("inf"):
         raise SettingsError(
-            f"{name}={raw!r} must be a positive number of seconds (default {default:g})"
+            f"{name}={raw!r} must be a positive number of {unit} (default {default:g})"
         )
     return value
 

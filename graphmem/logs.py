@@ -2,12 +2,17 @@
 
 JSON lines, one object each, for the server and for anything that reads stderr (scripts,
 tests); for a one-shot command run by a person at a terminal, short `warning: ...` lines.
+With a log file (GRAPHMEM_LOG_FILE) the JSON lines go to it instead, rotated by size: entries
+then pass through stdlib logging, whose handler does the rotating under its own lock.
 """
 
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 import msgspec
@@ -34,12 +39,26 @@ def _human(_logger: WrappedLogger, _name: str, event_dict: EventDict) -> str:
     return f"{line}\n{trace}" if trace else line
 
 
+@dataclass(frozen=True)
+class LogFile:
+    """A log file rotated when it reaches `max_bytes`, keeping `backups` older ones."""
+
+    path: Path
+    max_bytes: int = 10 << 20
+    backups: int = 5
+
+
 def configure_logging(
-    level: str = "INFO", stream: TextIO | None = None, *, human: bool = False
+    level: str = "INFO",
+    stream: TextIO | None = None,
+    *,
+    human: bool = False,
+    log_file: LogFile | None = None,
 ) -> None:
-    """Send structlog and stdlib logging (mcp, uvicorn, pykka) to `stream`: JSON lines, or
-    with `human` one plain line per entry."""
+    """Send structlog and stdlib logging (mcp, uvicorn, pykka) to `stream`, or to `log_file`:
+    JSON lines, or with `human` (never to a file) one plain line per entry."""
     out = stream or sys.stderr
+    human = human and log_file is None
     numeric_level = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
     stamp: list[Any] = [structlog.contextvars.merge_contextvars, structlog.processors.add_log_level]
     shared: list[Any]
@@ -59,13 +78,29 @@ def configure_logging(
             structlog.processors.dict_tracebacks,
         ]
         renderer = structlog.processors.JSONRenderer(serializer=_serialize)
-    structlog.configure(
-        processors=[*shared, renderer],
-        logger_factory=structlog.WriteLoggerFactory(file=out),
-        wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
-        cache_logger_on_first_use=True,
-    )
-    handler = logging.StreamHandler(out)
+    handler: logging.Handler
+    if log_file is None:
+        structlog.configure(
+            processors=[*shared, renderer],
+            logger_factory=structlog.WriteLoggerFactory(file=out),
+            wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
+            cache_logger_on_first_use=True,
+        )
+        handler = logging.StreamHandler(out)
+    else:
+        log_file.path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            log_file.path,
+            maxBytes=log_file.max_bytes,
+            backupCount=log_file.backups,
+            encoding="utf-8",
+        )
+        structlog.configure(
+            processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+            logger_factory=structlog.stdlib.LoggerFactory(),
+            wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
+            cache_logger_on_first_use=True,
+        )
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import structlog
@@ -17,9 +16,13 @@ from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 
 from actors.errors import CommandRejectedError
+from actors.tally import tallying
 from eventstore.events import Cause
 from graphmem.app import App
+from graphmem.cypher import INSTALL_HINT
+from graphmem.cypher import available as cypher_available
 from graphmem.faults import FAULTS, explain
+from graphmem.metrics import ServiceMetrics
 from graphmem.notifier import GRAPH_URI, Notifier
 from graphmem.tools.base import (
     ToolContext,
@@ -34,6 +37,7 @@ from graphmem.tools.error_text import closest_tools, existing_suggestions, publi
 from graphmem.tools.graph_family import GraphFamily
 from graphmem.tools.graph_values import whole_graph
 from graphmem.tools.mesh_format import mesh_error
+from graphmem.version import graphmem_version
 from graphmem.wire.fast_calls import FastCalls, ToolCaller
 from graphmem.wire.stdio_transport import WireReadStream
 from projections.graph_family import FamilyIndexBuildingError
@@ -98,6 +102,14 @@ GRAPH_INSTRUCTIONS = (
     "shows the counts first); graph_unmerge splits a wrong merge; graph_merge_suggestions "
     "finds likely duplicates to review before merging."
 )
+CYPHER_ON = (
+    " graph_cypher runs one read-only Cypher query (Neo4j-style labels work) for what no "
+    "fixed tool answers."
+)
+CYPHER_OFF = (
+    " graph_cypher (read-only Cypher) is not available: install the extra with "
+    f"`{INSTALL_HINT}` and restart to enable it."
+)
 
 
 def instructions(families: Iterable[str]) -> str:
@@ -109,18 +121,11 @@ def instructions(families: Iterable[str]) -> str:
             ("memory", MEMORY_INSTRUCTIONS),
             ("mesh", MESH_INSTRUCTIONS),
             ("schema", SCHEMA_INSTRUCTIONS),
-            ("graph", GRAPH_INSTRUCTIONS),
+            ("graph", GRAPH_INSTRUCTIONS + (CYPHER_ON if cypher_available() else CYPHER_OFF)),
         )
         if family in chosen
     ]
     return "\n\n".join(parts)
-
-
-def graphmem_version() -> str:
-    try:
-        return version("graphmem")
-    except PackageNotFoundError:  # running from a source tree without an install
-        return "0.0.0"
 
 
 class MemoryServer(Server[Any]):
@@ -135,6 +140,7 @@ class MemoryServer(Server[Any]):
 
     call_tool: ToolCaller | None = None
     fast_calls: bool = True  # GRAPHMEM_FAST_CALLS
+    metrics: ServiceMetrics | None = None  # what /metrics serves (graphmem.transports)
 
     async def run(
         self,
@@ -183,13 +189,65 @@ def _cause(ctx: ServerRequestContext[Any, Any], tool: str) -> Cause:
     return Cause(tool=tool, client=client, session=session)
 
 
-def build_server(app: App, notifier: Notifier) -> MemoryServer:
-    """The MCP server over `app`'s graph, exposing the tools of its settings' profile."""
+async def on_list_resources(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
+    return types.ListResourcesResult(
+        resources=[
+            types.Resource(
+                uri=GRAPH_URI,
+                name="knowledge-graph",
+                title="Knowledge Graph",
+                description="The full knowledge graph with all entities and relations",
+                mime_type="application/json",
+            )
+        ]
+    )
+
+
+async def on_list_resource_templates(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListResourceTemplatesResult:
+    return types.ListResourceTemplatesResult(resource_templates=[])
+
+
+def _record_call(
+    metrics: ServiceMetrics | None,
+    name: str,
+    cause: Cause,
+    *,
+    known: bool,
+    outcome: ToolOutcome,
+    started: float,
+    events: int,
+) -> None:
+    """The canonical line of a call (one per call, whatever its transport and outcome) and
+    its metrics."""
+    seconds = time.perf_counter() - started
+    log.info(
+        "tool_called",
+        tool=name,
+        client=cause.client,
+        session=cause.session,
+        outcome="error" if outcome.is_error else "ok",
+        is_error=outcome.is_error,
+        ms=round(seconds * 1000, 3),
+        events=events,
+    )
+    if metrics is not None:
+        metrics.tool_called(name, known, outcome.is_error, seconds)
+
+
+def build_server(
+    app: App, notifier: Notifier, metrics: ServiceMetrics | None = None
+) -> MemoryServer:
+    """The MCP server over `app`'s graph, exposing the tools of its settings' profile;
+    `metrics` counts and times its tool calls."""
     graph = app.graph
     limits = app.settings.limits
     catalog = ToolCatalog(app.settings.tools)
     family = (
-        GraphFamily.from_settings(app.settings, app.embeddings)
+        GraphFamily.from_settings(app.settings, app.embeddings, app.cypher)
         if "graph" in app.settings.tools
         else None
     )
@@ -218,29 +276,33 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
         started = time.perf_counter()
         if family is not None:
             graph.start_family_index()  # once; a client may call before `initialized`
-        spec = await find_tool(name)
-        if spec is None:
-            outcome = error(_unknown_tool(name, catalog.names()))
-        else:
-            tool_context = ToolContext(
-                graph,
-                limits,
-                cause,
-                app.transactions,
-                app.hooks,
-                app.time_travel,
-                family,
-                clock,
-            )
-            outcome = await _run(spec, tool_context, arguments, tool_names=current_tools)
-            if outcome.mutated and not outcome.is_error:
-                # Before the answer, as the official server does.
-                await notifier.resource_updated(GRAPH_URI)
-        log.info(
-            "tool_called",
-            tool=name,
-            is_error=outcome.is_error,
-            ms=round((time.perf_counter() - started) * 1000, 3),
+        with tallying() as tally:
+            spec = await find_tool(name)
+            if spec is None:
+                outcome = error(_unknown_tool(name, catalog.names()))
+            else:
+                tool_context = ToolContext(
+                    graph,
+                    limits,
+                    cause,
+                    app.transactions,
+                    app.hooks,
+                    app.time_travel,
+                    family,
+                    clock,
+                )
+                outcome = await _run(spec, tool_context, arguments, tool_names=current_tools)
+                if outcome.mutated and not outcome.is_error:
+                    # Before the answer, as the official server does.
+                    await notifier.resource_updated(GRAPH_URI)
+        _record_call(
+            metrics,
+            name,
+            cause,
+            known=spec is not None,
+            outcome=outcome,
+            started=started,
+            events=tally.events,
         )
         return outcome
 
@@ -250,26 +312,6 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
         outcome = await call_tool(params.name, params.arguments or {}, _cause(ctx, params.name))
         # A dict is a valid handler result for the SDK (see ToolOutcome.to_wire).
         return outcome.to_wire()  # type: ignore[return-value]
-
-    async def on_list_resources(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(
-            resources=[
-                types.Resource(
-                    uri=GRAPH_URI,
-                    name="knowledge-graph",
-                    title="Knowledge Graph",
-                    description="The full knowledge graph with all entities and relations",
-                    mime_type="application/json",
-                )
-            ]
-        )
-
-    async def on_list_resource_templates(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[])
 
     async def on_read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
@@ -326,6 +368,7 @@ def build_server(app: App, notifier: Notifier) -> MemoryServer:
     # records nothing, yet it costs a fifth of a small call. Structured logs carry the timings.
     server.middleware = []
     server.call_tool = call_tool
+    server.metrics = metrics
     server.fast_calls = app.settings.fast_calls
     server.add_notification_handler(
         "notifications/initialized", types.NotificationParams, on_initialized
@@ -338,6 +381,8 @@ def _unknown_tool(name: str, names: Iterable[str]) -> str:
     # identically); else the closest names after them.
     closest = closest_tools(name, names)
     official = f"MCP error -32602: Tool {name} not found"
+    if name == "graph_cypher":  # served only with its extra: say how to get it
+        official += f"; install {INSTALL_HINT} to enable it"
     return f"{official}. Did you mean: {', '.join(closest)}?" if closest else official
 
 

@@ -15,16 +15,20 @@ from starlette.types import ASGIApp
 from uvicorn.server import HANDLED_SIGNALS
 
 from graphmem.app import App
+from graphmem.early_handshake import Handshake
 from graphmem.http_service import (
     BearerAuth,
     HostCheck,
     InvalidIdCheck,
+    MetricsTokenGate,
     NamedToken,
+    Observability,
     SessionGuard,
     SessionLimits,
     header_timeout_protocol,
     security_settings,
 )
+from graphmem.metrics import ServiceMetrics
 from graphmem.notifier import Notifier
 from graphmem.server import MemoryServer, build_server
 from graphmem.wire.stdio_transport import fast_stdio_server
@@ -43,18 +47,24 @@ def serving(app: App) -> Iterator[tuple[Notifier, MemoryServer]]:
     Every transport composes the server this way, and so do the in-memory tool tests
     (tests/tools), so what they test is what a client reaches."""
     notifier = Notifier(announce_tool_changes="schema" in app.settings.tools)
+    metrics = ServiceMetrics(app)
     app.graph.subscribe(notifier.on_published)
+    app.graph.subscribe(metrics.on_published)
     try:
-        yield notifier, build_server(app, notifier)
+        yield notifier, build_server(app, notifier, metrics)
     finally:
+        app.graph.unsubscribe(metrics.on_published)
         app.graph.unsubscribe(notifier.on_published)
 
 
-def serve_stdio(app: App) -> None:
+def serve_stdio(app: App, handshake: Handshake | None = None) -> None:
+    """Serve one client on stdio; `handshake`: what graphmem.early_handshake read (and
+    perhaps answered) before the server was loaded."""
+
     async def main(notifier: Notifier, server: MemoryServer) -> None:
         notifier.bind_loop(asyncio.get_running_loop())
         options = server.create_initialization_options()
-        async with fast_stdio_server(app.settings.max_line_bytes) as (read, write):
+        async with fast_stdio_server(app.settings.max_line_bytes, handshake) as (read, write):
             await server.run(read, write, options)
 
     with serving(app) as (notifier, server):
@@ -83,7 +93,11 @@ class _UvicornServer(uvicorn.Server):
 
 
 def _guarded_app(
-    server: MemoryServer, app: App, host: str, tokens: tuple[NamedToken, ...]
+    server: MemoryServer,
+    app: App,
+    host: str,
+    tokens: tuple[NamedToken, ...],
+    scraper: NamedToken | None = None,
 ) -> ASGIApp:
     """The SDK's streamable-HTTP app behind the guards of `graphmem.http_service`."""
     http = app.settings.http
@@ -101,18 +115,31 @@ def _guarded_app(
         # The guard admits sessions; the SDK's own cap only backs it up.
         max_sessions=2 * http.max_sessions,
     )
-    guarded: ASGIApp = SessionGuard(sdk_app, HTTP_PATH, limits)
-    guarded = InvalidIdCheck(guarded)
+    sessions = SessionGuard(sdk_app, HTTP_PATH, limits)
+    guarded: ASGIApp = InvalidIdCheck(sessions)
+    observability = None
+    if server.metrics is not None:
+        server.metrics.open_sessions = sessions.open_sessions
+        guarded = observability = Observability(guarded, server.metrics)
     guarded = BearerAuth(guarded, tokens)
+    if scraper is not None and observability is not None:
+        guarded = MetricsTokenGate(guarded, scraper, observability)
     return HostCheck(guarded, security)
 
 
-def serve_http(app: App, host: str, port: int, tokens: tuple[NamedToken, ...] = ()) -> None:
+def serve_http(
+    app: App,
+    host: str,
+    port: int,
+    tokens: tuple[NamedToken, ...] = (),
+    scraper: NamedToken | None = None,
+) -> None:
     """Serve streamable HTTP on host:port; `tokens` (required off loopback: the caller checks
-    with `http_service.exposure_problem`) are the bearer tokens clients must present."""
+    with `http_service.exposure_problem`) are the bearer tokens clients must present;
+    `scraper` (GRAPHMEM_METRICS_TOKEN) one good for /health and /metrics only."""
     with serving(app) as (notifier, server):
         config = uvicorn.Config(
-            _guarded_app(server, app, host, tokens),
+            _guarded_app(server, app, host, tokens, scraper),
             host=host,
             port=port,
             log_config=None,

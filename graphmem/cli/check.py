@@ -11,7 +11,7 @@ from graphmem.cli.data_dir import open_log
 from graphmem.config import Settings
 from graphmem.faults import damaged_advice
 
-__all__ = ["add_parsers", "run_check", "summarize"]
+__all__ = ["add_parsers", "run_check", "summarize", "verdict"]
 
 SHOWN_PROBLEMS = 100
 
@@ -46,7 +46,7 @@ def run_check(args: argparse.Namespace, settings: Settings) -> int:
     if len(report.problems) > SHOWN_PROBLEMS:
         out.write(f"... and {len(report.problems) - SHOWN_PROBLEMS} more\n")
     out.flush()
-    raise CliError(_verdict(report))
+    raise CliError(verdict(report))
 
 
 def summarize(report: LogReport) -> str:
@@ -63,7 +63,7 @@ def summarize(report: LogReport) -> str:
     )
 
 
-def _verdict(report: LogReport) -> str:
+def verdict(report: LogReport) -> str:
     """What is damaged, and what to do about the worst of it."""
     damaged = report.damaged_positions
     other = len(report.problems) - len(damaged)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from graphmem.app import running
+from graphmem.backup_schedule import BackupScheduler
 from graphmem.cli.command import CliError, Subparsers
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
 from graphmem.embedding.loader import embedder_problem
-from graphmem.http_service import TokenError, exposure_problem, load_tokens
+from graphmem.http_service import TokenError, exposure_problem, load_tokens, metrics_token
 from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serve_http, serve_stdio
 
 __all__ = ["add_parsers", "host_port", "serve"]
@@ -88,20 +91,39 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         raise CliError(missing, code=2)
     http: tuple[str, int] | None = getattr(args, "http", None)
     if http is None:
-        with running(
-            settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True
-        ) as app:
-            serve_stdio(app)
+        with (
+            running(
+                settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True
+            ) as app,
+            _scheduled_backups(settings),
+        ):
+            serve_stdio(app, getattr(args, "handshake", None))
         return 0
     # Checked before the store opens: an unsafe service must not start at all.
     try:
         tokens = load_tokens(settings.http)
+        scraper = metrics_token(settings.http)
     except TokenError as error:
         raise CliError(str(error), code=2) from None
     if (unsafe := exposure_problem(http[0], tokens)) is not None:
         raise CliError(unsafe, code=2)
-    with running(
-        settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True
-    ) as app:
-        serve_http(app, *http, tokens)
+    with (
+        running(settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True) as app,
+        _scheduled_backups(settings),
+    ):
+        serve_http(app, *http, tokens, scraper)
     return 0
+
+
+@contextmanager
+def _scheduled_backups(settings: Settings) -> Iterator[None]:
+    """GRAPHMEM_BACKUP_DIR's backups while serving; stopped before the log closes."""
+    if settings.backup_dir is None:
+        yield
+        return
+    scheduler = BackupScheduler(settings)
+    scheduler.start()
+    try:
+        yield
+    finally:
+        scheduler.stop()

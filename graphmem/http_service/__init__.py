@@ -1,8 +1,8 @@
 """The guards in front of the MCP SDK's streamable-HTTP app, for a service many clients share.
 
-Outermost first: Host/Origin checks (`origins`), bearer tokens (`auth`), unusable JSON-RPC ids
-(`ids`), session limits (`sessions`); and below them all, a header-read timeout in uvicorn's
-protocol (`header_timeout`).
+Outermost first: Host/Origin checks (`origins`), bearer tokens (`auth`), `/health` and
+`/metrics` (`observability`), unusable JSON-RPC ids (`ids`), session limits (`sessions`); and
+below them all, a header-read timeout in uvicorn's protocol (`header_timeout`).
 """
 
 from graphmem.http_service.auth import (
@@ -12,9 +12,11 @@ from graphmem.http_service.auth import (
     TokenError,
     exposure_problem,
     load_tokens,
+    metrics_token,
 )
 from graphmem.http_service.header_timeout import header_timeout_protocol
 from graphmem.http_service.ids import InvalidIdCheck
+from graphmem.http_service.observability import MetricsTokenGate, Observability
 from graphmem.http_service.origins import HostCheck, security_settings
 from graphmem.http_service.sessions import SessionGuard, SessionLimits
 
@@ -23,12 +25,15 @@ __all__ = [
     "BearerAuth",
     "HostCheck",
     "InvalidIdCheck",
+    "MetricsTokenGate",
     "NamedToken",
+    "Observability",
     "SessionGuard",
     "SessionLimits",
     "TokenError",
     "exposure_problem",
     "header_timeout_protocol",
     "load_tokens",
+    "metrics_token",
     "security_settings",
 ]

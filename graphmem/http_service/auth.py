@@ -72,6 +72,13 @@ def _from_file(lines: Iterable[str], where: str) -> list[NamedToken]:
     return tokens
 
 
+def metrics_token(http: HttpSettings) -> NamedToken | None:
+    """GRAPHMEM_METRICS_TOKEN as a named token ("metrics"), or None when unset."""
+    if not http.metrics_token:
+        return None
+    return _named("metrics", http.metrics_token.strip(), "GRAPHMEM_METRICS_TOKEN")
+
+
 def load_tokens(http: HttpSettings) -> tuple[NamedToken, ...]:
     """The tokens GRAPHMEM_HTTP_TOKEN and GRAPHMEM_HTTP_TOKEN_FILE set, each with its name."""
     tokens = []

@@ -74,6 +74,10 @@ class SessionGuard:
         self._sessions: dict[str, _Session] = {}
         self._held: Counter[ClientKey] = Counter()  # sessions and openings under way
 
+    def open_sessions(self) -> int:
+        """Handshake-era sessions open now (read by /metrics from another thread: a len)."""
+        return len(self._sessions)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] != self.path:
             await self.app(scope, receive, send)

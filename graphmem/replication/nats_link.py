@@ -34,6 +34,7 @@ import nats
 import structlog
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from nats.errors import ConnectionClosedError, MaxPayloadError
 from nats.js.api import (
     ConsumerConfig,
     DeliverPolicy,
@@ -58,6 +59,9 @@ __all__ = ["NatsLink"]
 
 log = structlog.get_logger(__name__)
 
+_MSG_ID, _EXPECTED_LAST, _TX_END = (
+    h.encode() for h in (names.MSG_ID, names.EXPECTED_LAST, names.TX_END)
+)
 PUBLISH_BATCH = 1000  # messages in flight per outbound round
 APPLY_BATCH = 5000  # records per hand-over to the writer (whole transactions)
 ACK_TIMEOUT = 10.0  # an ack lost in a disconnect: re-read the stream and resume
@@ -101,8 +105,12 @@ class NatsLink:
         self._last_logged_error: str | None = None
         self._closed_event: asyncio.Event | None = None
         self._wake_pending = False
+        # Set by the outbound loop before it reads how far the log goes, cleared once it has
+        # something to send: a commit while it is set wakes it (see wake).
+        self._idle = False
         self._resync = False  # set on reconnect: the outbound loop asks the hub again
         self._js: JetStreamContext | None = None
+        self._nc: Client | None = None
         # Set on reconnect: cuts short the outbound loop's pause after an error.
         self._reconnected = asyncio.Event()
 
@@ -120,8 +128,11 @@ class NatsLink:
     def wake(self) -> None:
         # Called on the writer's thread after every commit: one cross-thread wake-up until
         # the loop has taken it, not one per commit (each would switch threads).
+        # While the outbound loop is busy (a round, or gathering a burst) it reads the log
+        # again before it waits, so only an idle loop is woken: a wake per commit in a burst
+        # made the loop's thread contend with the writer for the interpreter.
         loop = self._loop
-        if loop is None or self._wake_pending:
+        if loop is None or self._wake_pending or not self._idle:
             return
         self._wake_pending = True
         with contextlib.suppress(RuntimeError):  # the loop closed at shutdown
@@ -181,6 +192,7 @@ class NatsLink:
     async def _serve(self, nc: Client) -> None:
         self._set_connected(True)
         log.info("replication_connected", hub=self._state.hub, group=self._group)
+        self._nc = nc
         js = self._js = nc.jetstream(timeout=5.0)
         tasks = [
             asyncio.create_task(self._outbound(js)),
@@ -255,9 +267,11 @@ class NatsLink:
         # start, after a reconnect, a refusal or a lost ack, and every IDLE_RECHECK idle).
         known: int | None = None
         last_round = 0.0  # the loop's clock when the last round began
+        full = False  # whether the last round sent a whole batch (more were waiting)
         while True:
             try:
                 changed.clear()  # a wake from now on triggers another round
+                self._idle = True  # before the log is read: a commit after it wakes the loop
                 self._reconnected.clear()
                 if self._resync:
                     self._resync, known = False, None
@@ -268,31 +282,32 @@ class NatsLink:
                 self._state.to_send = max(mine - hub_last, 0)
                 self._state_dirty = True
                 if hub_last > mine:
-                    self._error(
-                        f"the hub holds {hub_last} events of node {me} but its log only "
-                        f"{mine} (restored from a backup?): sending is paused so that the "
-                        "hub's copy is not contradicted; start this data dir with a new "
-                        "GRAPHMEM_NODE_ID, or remove the hub's stream "
-                        f"{stream} if the log is the one to keep"
-                    )
+                    self._ahead_of_log(hub_last, mine, stream)
                     await _wait(changed, IDLE_RECHECK)
                     known = None
                     continue
                 if hub_last == mine:
-                    if await _wait(changed, IDLE_RECHECK):
+                    woken = await _wait(changed, IDLE_RECHECK)
+                    self._idle = False
+                    if woken:
                         # A commit after a quiet spell goes out at once; commits in a burst
                         # gather so that one round (a fixed cost in this process's CPU)
                         # sends them all: at most one round per COALESCE.
-                        since = asyncio.get_running_loop().time() - last_round
-                        if since < COALESCE:
-                            await asyncio.sleep(COALESCE - since)
+                        await _until(last_round + COALESCE)
                     else:
                         known = None
+                    continue
+                self._idle = False
+                if not full and asyncio.get_running_loop().time() < last_round + COALESCE:
+                    # Commits that came in during the last round: gather the rest of the
+                    # burst too (a backlog, after a full round, goes on at once).
+                    await _until(last_round + COALESCE)
                     continue
                 # Read on this loop's own thread: a thread hop per round cost more than the
                 # read (LMDB, at most PUBLISH_BATCH + 1 records).
                 envelopes = self._log.read_origin(me, hub_last + 1, hub_last + PUBLISH_BATCH + 1)
                 last_round = asyncio.get_running_loop().time()
+                full = len(envelopes) > PUBLISH_BATCH
                 known = await self._publish(js, subject, envelopes[:PUBLISH_BATCH], envelopes)
                 if known is None:
                     await self._pause(0.5)
@@ -302,6 +317,15 @@ class NatsLink:
                 known = None
                 self._error(f"sending to the hub: {_describe(error)}")
                 await self._pause(1.0)
+
+    def _ahead_of_log(self, hub_last: int, mine: int, stream: str) -> None:
+        self._error(
+            f"the hub holds {hub_last} events of node {self._node} but its log only "
+            f"{mine} (restored from a backup?): sending is paused so that the "
+            "hub's copy is not contradicted; start this data dir with a new "
+            "GRAPHMEM_NODE_ID, or remove the hub's stream "
+            f"{stream} if the log is the one to keep"
+        )
 
     async def _pause(self, seconds: float) -> None:
         """Wait after a failure, but no longer once the connection is back (since this
@@ -317,39 +341,55 @@ class NatsLink:
     ) -> int | None:
         """Publish `batch` (the first of `read`, one more read to see where its last
         transaction ends); the last origin_seq the hub acknowledged, None when it refused one
-        or the acks did not come (the caller asks the hub where it stands)."""
+        or the ack did not come (the caller asks the hub where it stands).
+
+        Only the last message asks for an ack. Each carries the expected last sequence, so
+        the stream stores them in order or refuses every one from the first it cannot store
+        (one connection keeps their order): the last one's ack at its own sequence vouches
+        for all. An ack per message cost this process more CPU than the local write itself
+        (a future, a reply inbox and a parsed reply each), taken from the writer's share of
+        the interpreter."""
         me = self._node
-        futures = []
-        for index, envelope in enumerate(batch):
-            after = read[index + 1] if index + 1 < len(read) else None
-            tx_end = after is None or after.tx != envelope.tx
-            seq = envelope.origin_seq
-            futures.append(
-                await js.publish_async(
-                    subject,
-                    encode_envelope(envelope),
-                    headers={
-                        names.MSG_ID: f"{me}:{seq}",
-                        names.EXPECTED_LAST: str(seq - 1),
-                        names.TX_END: "1" if tx_end else "0",
-                    },
-                )
-            )
-        gathered = asyncio.gather(*futures, return_exceptions=True)
+        nc = self._nc
+        assert nc is not None
+        unacked: list[bytes] = []
+        head = f"HPUB {subject} ".encode()
+        node = me.encode()
+        for index, envelope in enumerate(batch[:-1]):
+            tx_end = read[index + 1].tx != envelope.tx
+            unacked.append(_hpub(head, node, envelope, tx_end, nc.max_payload))
+        if unacked:
+            await _send_raw(nc, b"".join(unacked))
+        envelope = batch[-1]
+        after = read[len(batch)] if len(batch) < len(read) else None
+        future = await js.publish_async(
+            subject,
+            encode_envelope(envelope),
+            headers={
+                names.MSG_ID: f"{me}:{envelope.origin_seq}",
+                names.EXPECTED_LAST: str(envelope.origin_seq - 1),
+                names.TX_END: "1" if after is None or after.tx != envelope.tx else "0",
+            },
+        )
         # Cancelled at shutdown or on a timeout: retrieve its outcome, so asyncio does not
         # log "exception was never retrieved".
-        gathered.add_done_callback(lambda f: None if f.cancelled() else f.exception())
+        future.add_done_callback(lambda f: None if f.cancelled() else f.exception())
         try:
-            acks = await asyncio.wait_for(gathered, ACK_TIMEOUT)
+            ack = await asyncio.wait_for(asyncio.shield(future), ACK_TIMEOUT)
         except TimeoutError:
-            return None  # acks lost in a disconnect
-        self._state.published += sum(
-            1 for a in acks if not isinstance(a, BaseException) and not a.duplicate
-        )
-        refused = [a for a in acks if isinstance(a, BaseException)]
-        if refused:
-            self._error(f"the hub refused an event: {_describe(refused[0])}")
+            return None  # the ack lost in a disconnect
+        except Exception as error:  # refused: this one, or one before it and so every later
+            self._error(f"the hub refused an event: {_describe(error)}")
             return None
+        if ack.seq != batch[-1].origin_seq:
+            self._error(
+                f"the hub stored event {batch[-1].origin_seq} of node {me} at sequence "
+                f"{ack.seq}: re-reading where it stands"
+            )
+            return None
+        self._state.rounds += 1
+        if not ack.duplicate:
+            self._state.published += len(batch)
         self._clear_error()
         return batch[-1].origin_seq
 
@@ -551,6 +591,44 @@ class NatsLink:
                 write_state(self._state_file, self._state)
             except OSError as error:
                 log.warning("replication_state_not_written", reason=str(error))
+
+
+def _hpub(head: bytes, node: bytes, envelope: Envelope, tx_end: bool, max_payload: int) -> bytes:
+    """The protocol command publishing `envelope` without a reply subject (no ack), with
+    the headers nats-py would write: built here in one go, as nats-py's publish (a header
+    dict checked and encoded key by key) cost more CPU per message than the write itself."""
+    payload = encode_envelope(envelope)
+    if len(payload) > max_payload:
+        raise MaxPayloadError
+    seq = envelope.origin_seq
+    headers = b"NATS/1.0\r\n%s: %s:%d\r\n%s: %d\r\n%s: %s\r\n\r\n" % (
+        _MSG_ID,
+        node,
+        seq,
+        _EXPECTED_LAST,
+        seq - 1,
+        _TX_END,
+        b"1" if tx_end else b"0",
+    )
+    size = len(headers)
+    return b"%s%d %d\r\n%s%s\r\n" % (head, size, size + len(payload), headers, payload)
+
+
+async def _send_raw(nc: Client, commands: bytes) -> None:
+    """Queue protocol commands on the connection as Client.publish does (nats-py 2.16's
+    pending buffer and flusher; the extra pins the version), refusing while disconnected:
+    the round is retried from the log once the link is back."""
+    if nc.is_closed or not nc.is_connected:
+        raise ConnectionClosedError
+    await nc._send_command(commands)
+    await nc._flush_pending()
+
+
+async def _until(deadline: float) -> None:
+    """Sleep until the running loop's clock reaches `deadline` (at once if it has)."""
+    left = deadline - asyncio.get_running_loop().time()
+    if left > 0:
+        await asyncio.sleep(left)
 
 
 async def _wait(event: asyncio.Event, timeout: float) -> bool:

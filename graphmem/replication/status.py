@@ -34,6 +34,7 @@ class LinkState:
     peers: list[str] = field(default_factory=list)  # nodes followed
     to_send: int = 0  # this node's events the hub does not hold yet
     published: int = 0  # since the process started
+    rounds: int = 0  # outbound rounds (a batch published, one ack awaited) since then
     received: int = 0
     updated_at: float | None = None
     pid: int = field(default_factory=os.getpid)

@@ -8,8 +8,10 @@ from mcp import types
 
 from actors.gateway import GraphGateway
 from actors.read_models import ReadModels
+from graphmem.cypher import available as cypher_available
 from graphmem.tools.base import ToolSpec
 from graphmem.tools.dynamic import dynamic_tools
+from graphmem.tools.graph_cypher_tool import GRAPH_CYPHER_TOOLS
 from graphmem.tools.graph_tools import GRAPH_TOOLS
 from graphmem.tools.history_tools import HISTORY_TOOLS
 from graphmem.tools.memory import MEMORY_TOOLS
@@ -52,6 +54,7 @@ STATIC_TOOL_NAMES = frozenset(
             *HISTORY_TOOLS,
             *SCHEMA_STATIC_TOOLS,
             *GRAPH_TOOLS,
+            *GRAPH_CYPHER_TOOLS,
         )
     }
     | set(MESH_TOOL_NAMES)
@@ -75,6 +78,8 @@ def static_tools(families: Iterable[str]) -> dict[str, ToolSpec]:
         specs.update((spec.tool.name, spec) for spec in SCHEMA_STATIC_TOOLS)
     if "graph" in chosen:
         specs.update((spec.tool.name, spec) for spec in GRAPH_TOOLS)
+        if cypher_available():  # graph_cypher needs the `cypher` extra (contract §1.1)
+            specs.update((spec.tool.name, spec) for spec in GRAPH_CYPHER_TOOLS)
     return specs
 
 

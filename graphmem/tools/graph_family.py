@@ -14,6 +14,7 @@ from pathlib import Path
 from actors.graph_tunables import Tunables
 from eventstore.hlc import WallClock
 from graphmem.config import Settings
+from graphmem.cypher.service import CypherService
 from graphmem.embedding.service import EmbeddingService
 from graphmem.graph_config import load_tunables
 
@@ -33,10 +34,15 @@ class GraphFamily:
     transcripts_dir: Path | None = None
     # graph_search and graph_reembed's vectors; None where no server runs them.
     embeddings: EmbeddingService | None = None
+    # graph_cypher's projection; None without the `cypher` extra or where no server runs.
+    cypher: CypherService | None = None
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, embeddings: EmbeddingService | None = None
+        cls,
+        settings: Settings,
+        embeddings: EmbeddingService | None = None,
+        cypher: CypherService | None = None,
     ) -> GraphFamily:
         home = settings.graph_home
         loaded = load_tunables(home)
@@ -47,6 +53,7 @@ class GraphFamily:
             settings.graph.wall_clock(),
             settings.graph.transcripts_dir,
             embeddings,
+            cypher,
         )
 
     def now_ms(self) -> int:

@@ -27,6 +27,7 @@ import anyio
 import structlog
 
 from graphmem.config import MAX_LINE_BYTES
+from graphmem.early_handshake import Handshake
 from graphmem.wire.stdio_wire import Wire, WireReadStream
 from graphmem.wire.wire_guard import DRAIN_TIMEOUT
 from graphmem.wire.wire_lines import LineReader
@@ -130,6 +131,7 @@ async def _open_writer(fd: int) -> asyncio.StreamWriter | _FileWriter:
 @contextlib.asynccontextmanager
 async def fast_stdio_server(
     max_line_bytes: int = MAX_LINE_BYTES,
+    handshake: Handshake | None = None,
 ) -> AsyncIterator[tuple[WireReadStream, Any]]:
     """(read_stream, write_stream) of SessionMessages, like `mcp.server.stdio.stdio_server`,
     with the wire guard built in: a line the SDK cannot take is answered here, requests are
@@ -139,7 +141,9 @@ async def fast_stdio_server(
     try:
         read, close_reader = await _open_reader(wire_in)
         writer = await _open_writer(wire_out)
-        wire = Wire(LineReader(read, max_line_bytes), writer)
+        if handshake is not None and handshake.consumed:
+            read = _read_first(handshake.consumed, read)
+        wire = Wire(LineReader(read, max_line_bytes), writer, handshake=handshake)
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(wire.read_lines)
@@ -151,6 +155,20 @@ async def fast_stdio_server(
             await _flush(writer)
     finally:
         _restore_standard_fds(wire_in, wire_out)
+
+
+def _read_first(
+    consumed: bytes, read: Callable[[], Awaitable[bytes]]
+) -> Callable[[], Awaitable[bytes]]:
+    """`read`, after the bytes the early handshake read from the pipe before the server ran."""
+    pending = [consumed]
+
+    async def read_after() -> bytes:
+        if pending:
+            return pending.pop()
+        return await read()
+
+    return read_after
 
 
 async def _flush(writer: asyncio.StreamWriter | _FileWriter) -> None:

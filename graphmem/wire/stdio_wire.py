@@ -22,6 +22,7 @@ from mcp import types
 from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.message import SessionMessage
 
+from graphmem.early_handshake import Handshake
 from graphmem.wire.fast_calls import FastCall, FastCalls, SessionView
 from graphmem.wire.wire_guard import (
     DRAIN_TIMEOUT,
@@ -75,9 +76,14 @@ class Wire:
     """
 
     def __init__(
-        self, lines: LineReader, writer: _Writer, order_timeout: float = ORDER_TIMEOUT
+        self,
+        lines: LineReader,
+        writer: _Writer,
+        order_timeout: float = ORDER_TIMEOUT,
+        handshake: Handshake | None = None,
     ) -> None:
         self.lines = lines
+        self.handshake = handshake
         self.writer = writer
         self.in_flight = InFlight()
         self.session = SessionView()
@@ -108,7 +114,20 @@ class Wire:
             data = _encode_json({"jsonrpc": "2.0", "id": message.id, "result": message.result})
         else:
             data = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
-        self._write_line(data)
+        if (
+            isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+            and self.handshake is not None
+            and self.handshake.owns(message.id)
+        ):
+            # The SDK's answer to an initialize the early path may have answered already.
+            success = isinstance(message, types.JSONRPCResponse)
+            written, problem = self.handshake.settle(data, success=success)
+            if problem is not None:
+                log.warning("early_handshake_stale", problem=problem)
+            if written is not None:
+                self._write_line(written)
+        else:
+            self._write_line(data)
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             self.session.saw_answer(message)
             self.in_flight.answered(message.id)

@@ -27,7 +27,7 @@ projection from one thread at a time. The read methods live in projections.graph
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 from sortedcontainers import SortedList
@@ -45,6 +45,7 @@ from eventstore.events import (
     RelationUpdated,
 )
 from projections.graph._codec import decode_snapshot, encode_snapshot
+from projections.graph._collect import Collected, collect_tombstones
 from projections.graph._reads import FoldFollower, GraphReads
 from projections.graph._records import (
     ENTITY_ATTRIBUTES,
@@ -137,6 +138,12 @@ class GraphProjection(GraphReads):
         decoded until needed (a checkpoint's checksum is what catches damage), which keeps
         this, the start-up and as-of path, as fast as decoding."""
         return cls(decode_snapshot(data))
+
+    def collect_tombstones(self, watermark: Mapping[str, int]) -> Collected:
+        """Drop the invisible records every stamp of which `watermark` covers ({origin: seq};
+        see projections.graph._collect): the caller vouches that every event folded later is
+        newer than all of those. What reads answer does not change."""
+        return collect_tombstones(self._state, watermark)
 
     # --- applying -------------------------------------------------------------------------
 

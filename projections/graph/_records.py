@@ -58,7 +58,7 @@ class EntityRecord(msgspec.Struct, gc=False, array_like=True):
     packed: bytes | None = None
     # Incident relations: a small tuple while there are few (cheap to build during a replay),
     # then an insertion-ordered set; after a restore, those it restored packed, then the rest.
-    # Relation records are never removed, so all only grow.
+    # Only tombstone collection (projections.graph._collect) removes relation records.
     edges: tuple[RelationRecord, ...] | dict[RelationRecord, None] | PackedEdges | None = None
     # The graph attributes (ENTITY_ATTRIBUTES) as LWW registers, field -> (stamp, value), only
     # those written since the latest creation (which writes its own at `created`); a value of

@@ -10,8 +10,9 @@ It is built on the first read that needs it (`family_index(graph)`), like the pr
 indexes, and never in snapshots. From then on the fold tells it which names and relation keys
 each event touches (one set insertion), and the next read re-derives just those entries. A
 decay run changes every decayed value, so a new newest run recomputes those (once per
-run, never per read): entries keep the values as written, so a new run re-derives only the
-decayed figures. Reads go through `refresh()` first.
+run, never per read) over the DecayColumns the index keeps beside its entries (one vectorised
+pass; entries keep the values as written and are updated in place where the shown value
+moved). Reads go through `refresh()` first.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
+import numpy as np
 from sortedcontainers import SortedList
 
 from eventstore.events import (
@@ -39,10 +41,10 @@ from eventstore.events import (
 from eventstore.hlc import ms_of
 from projections.graph import GraphProjection
 from projections.graph_decay import EXEMPT_SUBTYPE, newest_run
+from projections.graph_family._columns import DecayColumns
 from projections.graph_family._directories import DirectoryIndex
 from projections.graph_family._tokens import TokenIndex, entity_tokens
 from projections.graph_family._values import Reading, decayed_confidence, decayed_weight
-from projections.graph_time import DAY_MS
 from projections.naming import fold_name, slug
 
 __all__ = [
@@ -204,7 +206,9 @@ class IndexListener(Protocol):
         """`names` changed (entry, liveness or relations); `everything`: a new decay run."""
 
 
-@dataclass(frozen=True, slots=True)
+# Entries are not frozen: a new decay run sets the shown value of every entry it moves in
+# place (a new object per entry costs seconds on a large graph). Nothing else changes one.
+@dataclass(slots=True, eq=False)
 class EntityEntry:
     """What the index keeps of an alive entity."""
 
@@ -220,16 +224,8 @@ class EntityEntry:
     created: Stamp  # its latest creation: a newer one hides the relations made before it
     session: str | None = None  # its `source_session` property (graph_validate's scope)
 
-    def decayed_by(self, run: DecayApplied | None) -> EntityEntry:
-        return replace(
-            self,
-            confidence=decayed_confidence(
-                self.base_confidence, self.last_seen, self.entity_type, run, rule=self.rule
-            ),
-        )
 
-
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class RelationEntry:
     """What the index keeps of a visible relation."""
 
@@ -238,15 +234,15 @@ class RelationEntry:
     last_confirmed: int
     exempt: bool  # touches a rule entity
     shown: float  # as shown: decayed by the index's run
-    weight_micro: int  # `shown` in millionths: sums stay exact
     current: bool  # not superseded (invalid_at unset)
     unresolved: bool | None  # a CONTRADICTS edge: whether it is unresolved; else None
     ingested_at: int = 0
     session: str | None = None  # its source_session (graph_validate's scope)
 
-    def decayed_by(self, run: DecayApplied | None) -> RelationEntry:
-        weight = decayed_weight(self.weight, self.last_confirmed, run, exempt=self.exempt)
-        return replace(self, shown=weight, weight_micro=round(weight * _MICRO))
+    @property
+    def weight_micro(self) -> int:
+        """`shown` in millionths: sums stay exact (derived: a run sets only `shown`)."""
+        return round(self.shown * _MICRO)
 
 
 class FamilyIndex:
@@ -306,6 +302,9 @@ class FamilyIndex:
         self.forget_contradictions()
         self._stale_threshold: float | None = None
         self._stale: SortedList[tuple[int, str]] = SortedList()
+        self._entity_columns: DecayColumns[str] = DecayColumns()
+        self._type_classes: dict[str, int] = {}  # entity type -> its rate class
+        self._relation_columns: DecayColumns[RelationKey] | None = None
         entries = (
             built
             if built is not None
@@ -314,8 +313,20 @@ class FamilyIndex:
         for entry in entries:
             self._entities[entry.name] = entry
             self._count_entity(entry, 1)
+        classes = self._type_classes
+        self._entity_columns.extend(
+            [e.name for e in entries],
+            entries,
+            base=[e.base_confidence for e in entries],
+            reference=[e.last_seen for e in entries],
+            rate_class=[classes.setdefault(e.entity_type, len(classes)) for e in entries],
+            exempt=[e.rule for e in entries],
+            shown=[e.confidence for e in entries],
+        )
         self._tokens = TokenIndex.of((e.name, e.tokens) for e in entries)
-        self._order_by_confidence(entries)
+        # By confidence (listings), built on first use: a new day's run moves every entry.
+        self._by_confidence: SortedList[tuple[float, str]] | None = None
+        self._type_confidences: dict[str, SortedList[float]] = {}
         self._by_last_seen: SortedList[tuple[int, str]] = SortedList(
             (-e.last_seen, e.name) for e in entries
         )
@@ -325,16 +336,56 @@ class FamilyIndex:
             (ms_of(e.created[0]), e.name) for e in entries
         )
 
-    def _order_by_confidence(self, entries: list[EntityEntry]) -> None:
-        self._by_confidence: SortedList[tuple[float, str]] = SortedList(
-            (-e.confidence, e.name) for e in entries
+    def _column_entity(self, entry: EntityEntry) -> None:
+        rate_class = self._type_classes.setdefault(entry.entity_type, len(self._type_classes))
+        self._entity_columns.put(
+            entry.name,
+            entry,
+            base=entry.base_confidence,
+            reference=entry.last_seen,
+            rate_class=rate_class,
+            exempt=entry.rule,
+            shown=entry.confidence,
         )
-        by_type: dict[str, list[float]] = {}
-        for entry in entries:
-            by_type.setdefault(entry.entity_type, []).append(-entry.confidence)
-        self._type_confidences: dict[str, SortedList[float]] = {
-            t: SortedList(values) for t, values in by_type.items()
-        }
+
+    def _column_relation(self, entry: RelationEntry) -> None:
+        assert self._relation_columns is not None
+        slot = self._entity_columns.slot
+        source, target, _ = entry.key
+        self._relation_columns.put(
+            entry.key,
+            entry,
+            base=entry.weight,
+            reference=entry.last_confirmed,
+            rate_class=0,
+            exempt=entry.exempt,
+            shown=entry.shown,
+            current=entry.current,
+            ends=(slot(source), slot(target)),
+        )
+
+    def _confidence_order(self) -> SortedList[tuple[float, str]]:
+        """Alive names by confidence descending, then name (and, per type, the confidences),
+        built on first use after a run moved most entries: names in order, then a stable
+        sort of their confidences (one C sort instead of 100,000 tuple comparisons)."""
+        if self._by_confidence is not None:
+            return self._by_confidence
+        columns = self._entity_columns
+        names = list(self._by_name)
+        slots = columns.slots_of(names)
+        negated = -columns.shown[slots]
+        order = np.argsort(negated, kind="stable")
+        values = negated[order].tolist()
+        self._by_confidence = SortedList(
+            zip(values, map(names.__getitem__, order.tolist()), strict=True)
+        )
+        classes = columns.rate_class[slots]
+        self._type_confidences = {}
+        for entity_type, rate_class in self._type_classes.items():
+            of_type = np.sort(negated[classes == rate_class])
+            if of_type.size:
+                self._type_confidences[entity_type] = SortedList(of_type.tolist())
+        return self._by_confidence
 
     def _relation_half(self) -> dict[RelationKey, RelationEntry]:
         if self._relations is not None:
@@ -359,8 +410,22 @@ class FamilyIndex:
         self._degree: Counter[str] = Counter()
         self._contradictions: dict[RelationKey, bool] = {}
         self._unresolved = 0
+        self._relation_columns = DecayColumns()
         for relation in relations.values():
             self._count_relation(relation, 1)
+        entries = list(relations.values())
+        slot = self._entity_columns.slot
+        self._relation_columns.extend(
+            list(relations),
+            entries,
+            base=[r.weight for r in entries],
+            reference=[r.last_confirmed for r in entries],
+            rate_class=[0] * len(entries),
+            exempt=[r.exempt for r in entries],
+            shown=[r.shown for r in entries],
+            current=[r.current for r in entries],
+            ends=[(slot(r.key[0]), slot(r.key[1])) for r in entries],
+        )
         self._ingested: SortedList[tuple[int, RelationKey]] = SortedList(
             (entry.ingested_at, key) for key, entry in self._relations.items()
         )
@@ -384,7 +449,13 @@ class FamilyIndex:
             self._ingested.add((entry.ingested_at, entry.key))
         else:
             self._ingested.discard((entry.ingested_at, entry.key))
-        for name in _hub_ends(entry):
+        if _hub_ends(entry):
+            self._hub_step(entry.key, sign)
+
+    def _hub_step(self, key: RelationKey, sign: int) -> None:
+        """A current relation's ends gain (lose) one hub edge."""
+        source, target, _ = key
+        for name in (source,) if source == target else (source, target):
             old = self._hub_degree[name]
             new = old + sign
             if old >= HUB_DEGREE:
@@ -442,74 +513,69 @@ class FamilyIndex:
         return cast(L, found)
 
     def _decay(self, run: DecayApplied | None) -> None:
-        """Every decayed figure again, for a new newest run (what else is kept, stays)."""
-        old, self.run = self.run, run
-        if old is not None and run is not None and _same_rates(old, run):
-            self._decay_day_crossers(old.at, run)
-            return
-        self._redecay_all(run)
-
-    def _redecay_all(self, run: DecayApplied | None) -> None:
-        entries = [entry.decayed_by(run) for entry in self._entities.values()]
-        self._entities = {entry.name: entry for entry in entries}
-        self._order_by_confidence(entries)
-        self._stale_threshold = None  # rebuilt by the next stale() for its threshold
-        self._stale = SortedList()
+        """Every decayed figure again, for a new newest run (what else is kept, stays): the
+        values in one vectorised pass, then only the entries whose shown value moved."""
+        self.run = run
+        self._redecay_entities(run)
         if self._relations is not None:
-            relations = [entry.decayed_by(run) for entry in self._relations.values()]
-            self._relations = {entry.key: entry for entry in relations}
-            self._weight_micro = sum(entry.weight_micro for entry in relations)
-            self._count_hubs()  # shown weights moved across the hub threshold
+            self._redecay_relations(run)
 
-    def _decay_day_crossers(self, old_at: int, run: DecayApplied) -> None:
-        """A new run with the same rates: only elements whose whole-day count differs under
-        the two runs can change (a value depends on the run only through it), so a second
-        run the same day re-derives a few entries instead of 400,000. When many elements
-        cross a day boundary, everything is re-derived as for other runs."""
-        at = run.at
-        entities = [
-            e
-            for e in self._entities.values()
-            if (at - e.last_seen) // DAY_MS != (old_at - e.last_seen) // DAY_MS
-        ]
-        relations = (
-            []
-            if self._relations is None
-            else [
-                r
-                for r in self._relations.values()
-                if (at - r.last_confirmed) // DAY_MS != (old_at - r.last_confirmed) // DAY_MS
-            ]
-        )
-        if len(entities) + len(relations) > (self.entity_count + len(self._relations or ())) // 8:
-            self._redecay_all(run)
-            return
-        for entry in entities:
-            self._redecay_entity(entry, entry.decayed_by(run))
-        if self._relations is not None:
-            for relation in relations:
-                new = relation.decayed_by(run)
-                self._count_relation(relation, -1)
-                self._track_relation(relation, -1)
-                self._relations[relation.key] = new
-                self._count_relation(new, 1)
-                self._track_relation(new, 1)
+    def entity_rates(self, run: DecayApplied) -> list[float | None]:
+        """The daily rate of each entity rate class (DecayColumns.rate_class) under `run`."""
+        return [run.rates.get(t.casefold(), run.rate) for t in self._type_classes]
 
-    def _redecay_entity(self, old: EntityEntry, new: EntityEntry) -> None:
-        self._entities[new.name] = new
-        if new.confidence == old.confidence:
-            return
-        self._by_confidence.remove((-old.confidence, old.name))
-        self._by_confidence.add((-new.confidence, new.name))
-        confidences = self._type_confidences[old.entity_type]
-        confidences.remove(-old.confidence)
-        confidences.add(-new.confidence)
+    def _redecay_entities(self, run: DecayApplied | None) -> None:
+        columns = self._entity_columns
+        n = columns.size
+        new = columns.decayed(run, self.entity_rates(run) if run is not None else [])
+        moved = np.flatnonzero(columns.alive[:n] & (new != columns.shown[:n]))
+        # A few moved (a run later the same day): keep the sorted structures, move those.
+        few = moved.size * 8 <= len(self._entities)
+        entries = columns.entries
+        for slot, value in zip(moved.tolist(), new[moved].tolist(), strict=True):
+            entry = entries[slot]
+            if few:
+                self._reorder_entity(entry, value)
+            entry.confidence = value
+        columns.shown[:n] = new
+        if not few:
+            self._by_confidence = None
+            self._type_confidences = {}
+            self._stale_threshold = None  # rebuilt by the next stale() for its threshold
+            self._stale = SortedList()
+
+    def _reorder_entity(self, entry: EntityEntry, value: float) -> None:
+        """Move an entry to its new confidence `value` in the structures ordered by it."""
+        if self._by_confidence is not None:
+            self._by_confidence.remove((-entry.confidence, entry.name))
+            self._by_confidence.add((-value, entry.name))
+            confidences = self._type_confidences[entry.entity_type]
+            confidences.remove(-entry.confidence)
+            confidences.add(-value)
         threshold = self._stale_threshold
         if threshold is not None:
-            if old.confidence < threshold:
-                self._stale.discard((old.last_seen, old.name))
-            if new.confidence < threshold:
-                self._stale.add((new.last_seen, new.name))
+            if entry.confidence < threshold:
+                self._stale.discard((entry.last_seen, entry.name))
+            if value < threshold:
+                self._stale.add((entry.last_seen, entry.name))
+
+    def _redecay_relations(self, run: DecayApplied | None) -> None:
+        columns = self._relation_columns
+        assert columns is not None
+        n = columns.size
+        new = columns.decayed(run, [run.edge_rate] if run is not None else [None])
+        moved = np.flatnonzero(columns.alive[:n] & (new != columns.shown[:n]))
+        old, fresh = columns.shown[moved], new[moved]
+        micro = np.rint(fresh * _MICRO).astype(np.int64)  # round(weight * _MICRO), exactly
+        self._weight_micro += int(micro.sum()) - int(np.rint(old * _MICRO).astype(np.int64).sum())
+        crossed = columns.current[moved] & ((old > HUB_MIN_WEIGHT) != (fresh > HUB_MIN_WEIGHT))
+        entries = columns.entries
+        for slot, value in zip(moved.tolist(), fresh.tolist(), strict=True):
+            entries[slot].shown = value
+        for slot in moved[crossed].tolist():
+            entry = entries[slot]
+            self._hub_step(entry.key, 1 if entry.shown > HUB_MIN_WEIGHT else -1)
+        columns.shown[:n] = new
 
     def _set_entity(self, reading: Reading, name: str) -> int:
         """Re-derive an entity's entry: _LIFE if it came, went or was created anew, _RULE if
@@ -517,10 +583,12 @@ class FamilyIndex:
         old = self._entities.pop(name, None)
         if old is not None:
             self._forget_entity(old)
+            self._entity_columns.remove(name)
         new = _entity_entry(reading, name) if self._graph.has_entity(name) else None
         if new is not None:
             self._entities[name] = new
             self._remember_entity(new)
+            self._column_entity(new)
         if old is None or new is None:
             return 0 if old is new else _LIFE
         if old.created != new.created:
@@ -530,8 +598,10 @@ class FamilyIndex:
     def _remember_entity(self, entry: EntityEntry) -> None:
         self._count_entity(entry, 1)
         self._tokens.add(entry.name, entry.tokens)
-        self._by_confidence.add((-entry.confidence, entry.name))
-        self._type_confidences.setdefault(entry.entity_type, SortedList()).add(-entry.confidence)
+        if self._by_confidence is not None:
+            self._by_confidence.add((-entry.confidence, entry.name))
+            confidences = self._type_confidences.setdefault(entry.entity_type, SortedList())
+            confidences.add(-entry.confidence)
         self._by_last_seen.add((-entry.last_seen, entry.name))
         self._by_name.add(entry.name)
         self._by_first_seen.add((ms_of(entry.created[0]), entry.name))
@@ -539,11 +609,12 @@ class FamilyIndex:
     def _forget_entity(self, entry: EntityEntry) -> None:
         self._count_entity(entry, -1)
         self._tokens.remove(entry.name, entry.tokens)
-        self._by_confidence.remove((-entry.confidence, entry.name))
-        confidences = self._type_confidences[entry.entity_type]
-        confidences.remove(-entry.confidence)
-        if not confidences:
-            del self._type_confidences[entry.entity_type]
+        if self._by_confidence is not None:
+            self._by_confidence.remove((-entry.confidence, entry.name))
+            confidences = self._type_confidences[entry.entity_type]
+            confidences.remove(-entry.confidence)
+            if not confidences:
+                del self._type_confidences[entry.entity_type]
         self._by_last_seen.remove((-entry.last_seen, entry.name))
         self._by_name.remove(entry.name)
         self._by_first_seen.remove((ms_of(entry.created[0]), entry.name))
@@ -574,14 +645,18 @@ class FamilyIndex:
     def _set_relation(self, key: RelationKey, rules: set[str]) -> None:
         relations = self._relation_half()
         old = relations.pop(key, None)
+        columns = self._relation_columns
+        assert columns is not None
         if old is not None:
             self._count_relation(old, -1)
             self._track_relation(old, -1)
+            columns.remove(key)
         new = _relation_entry(self._graph, key, self.run, rules)
         if new is not None:
             relations[key] = new
             self._count_relation(new, 1)
             self._track_relation(new, 1)
+            self._column_relation(new)
 
     def _count_relation(self, entry: RelationEntry, sign: int) -> None:
         from_entity, to_entity, relation_type = entry.key
@@ -633,8 +708,16 @@ class FamilyIndex:
         """Entities whose confidence is below `threshold` and last_seen before `seen_before`."""
         if self._stale_threshold != threshold:
             self._stale_threshold = threshold
+            columns = self._entity_columns
+            n = columns.size
+            found = np.flatnonzero(columns.alive[:n] & (columns.shown[:n] < threshold))
+            keys = columns.keys
             self._stale = SortedList(
-                (e.last_seen, e.name) for e in self._entities.values() if e.confidence < threshold
+                zip(
+                    columns.reference[found].tolist(),
+                    [keys[i] for i in found.tolist()],
+                    strict=True,
+                )
             )
         return self._stale.bisect_left((seen_before, ""))
 
@@ -658,7 +741,7 @@ class FamilyIndex:
     def ordered(self, sort_by: str) -> Iterator[str]:
         """Alive names by confidence or last_seen (descending) or name; ties by name."""
         if sort_by == "confidence":
-            return (name for _, name in self._by_confidence)
+            return (name for _, name in self._confidence_order())
         if sort_by == "last_seen":
             return (name for _, name in self._by_last_seen)
         return iter(self._by_name)
@@ -667,8 +750,9 @@ class FamilyIndex:
         """How many alive entities (of `types`, if given) have a confidence of at least
         `min_confidence`."""
         bound = math.nextafter(-min_confidence, math.inf)
+        by_confidence = self._confidence_order()
         if types is None:
-            return self._by_confidence.bisect_left((bound, ""))
+            return by_confidence.bisect_left((bound, ""))
         return sum(
             self._type_confidences[t].bisect_left(bound)
             for t in types
@@ -678,7 +762,7 @@ class FamilyIndex:
     def confident(self, min_confidence: float) -> Iterator[str]:
         """Names with a confidence of at least `min_confidence`, most confident first."""
         bound = math.nextafter(-min_confidence, math.inf)
-        for negated, name in self._by_confidence:
+        for negated, name in self._confidence_order():
             if negated >= bound:
                 return
             yield name
@@ -700,6 +784,16 @@ class FamilyIndex:
         return self._names_by_type.get(entity_type, frozenset())
 
     # --- reads: relations ---------------------------------------------------------------
+
+    def entity_columns(self) -> DecayColumns[str]:
+        """The alive entities' decay inputs and shown confidences, as arrays (read only)."""
+        return self._entity_columns
+
+    def relation_columns(self) -> DecayColumns[RelationKey]:
+        """The visible relations' decay inputs, shown weights and end slots (read only)."""
+        self._relation_half()
+        assert self._relation_columns is not None
+        return self._relation_columns
 
     def relation_entries(self) -> dict[RelationKey, RelationEntry]:
         """Every visible relation's entry, by key (read only)."""
@@ -805,15 +899,6 @@ class FamilyIndex:
         return list(self._contradictions)
 
 
-def _same_rates(one: DecayApplied, other: DecayApplied) -> bool:
-    return (one.rate, one.rates, one.edge_rate, one.floor) == (
-        other.rate,
-        other.rates,
-        other.edge_rate,
-        other.floor,
-    )
-
-
 def _hub_ends(entry: RelationEntry) -> tuple[str, ...]:
     """The ends whose hub degree the relation counts in (a self-loop counts once)."""
     if not entry.current or entry.shown <= HUB_MIN_WEIGHT:
@@ -865,7 +950,6 @@ def _relation_entry(
         details.last_confirmed,
         exempt,
         weight,
-        round(weight * _MICRO),
         view.invalid_at is None,
         unresolved,
         details.ingested_at,

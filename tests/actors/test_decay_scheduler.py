@@ -27,7 +27,7 @@ from eventstore.events import Cause, DecayApplied
 from eventstore.hlc import HybridLogicalClock
 from eventstore.memory_log import InMemoryEventLog
 from projections.graph import GraphProjection
-from projections.graph_family import FamilyIndexBuild
+from projections.graph_family import FamilyIndexBuild, family_index, family_index_built
 from tests.actors.graph_support import DAY, T0
 from tests.actors.writer_support import WAIT, Writer
 
@@ -76,7 +76,9 @@ class Setup:
         self.graph = Graph(self.writer)
         self.schedulers: list[pykka.ActorRef[DecaySchedulerActor]] = []
 
-    def scheduler(self, period_ms: int = DAY) -> pykka.ActorRef[DecaySchedulerActor]:
+    def scheduler(
+        self, period_ms: int = DAY, cold_wait_ms: int = 0
+    ) -> pykka.ActorRef[DecaySchedulerActor]:
         ref = DecaySchedulerActor.start(
             self.graph,
             lambda: decay_command(DECAY),
@@ -84,6 +86,7 @@ class Setup:
             self.clock,
             lambda: first_event_time(self.log),
             timer=False,
+            cold_wait_ms=cold_wait_ms,
         )
         self.schedulers.append(ref)
         return ref
@@ -91,6 +94,11 @@ class Setup:
     def runs(self) -> list[DecayApplied]:
         runs: list[DecayApplied] = self.writer.ask(lambda g: g.decay_runs())
         return runs
+
+    def restart_writer(self) -> None:
+        """A new writer on the same log, as at a start: no index built yet."""
+        self.writer.stop()
+        self.writer = self.graph.writer = Writer(self.log)
 
     def seed(self) -> None:
         self.writer.run(
@@ -211,6 +219,36 @@ def test_a_failed_look_up_of_the_last_run_is_logged_and_the_actor_lives_on(setup
         assert not tick(ref).ran
     assert any(line["event"] == "decay_scheduled_run_failed" for line in logs)
     assert tick(ref).ran
+
+
+def test_a_due_run_waits_until_a_read_has_built_the_family_index_then_runs(setup: Setup) -> None:
+    setup.seed()
+    setup.restart_writer()
+    ref = setup.scheduler(cold_wait_ms=10 * DAY)
+    setup.clock.ms = T0 + 2 * DAY
+    with capture_logs() as logs:
+        first, second = tick(ref), tick(ref)
+    assert first == second == TickOutcome(ran=False, due_at=T0 + DAY, waiting=True)
+    events = [line["event"] for line in logs if line["event"].startswith("decay_")]
+    assert events == ["decay_run_waits_for_index"]  # logged once
+    assert setup.runs() == []
+    assert not setup.writer.ask(family_index_built)  # the wait built nothing
+    setup.writer.ask(lambda graph: family_index(graph).entity_count)  # a graph read
+    assert tick(ref).ran
+    assert [run.at for run in setup.runs()] == [T0 + 2 * DAY]
+
+
+def test_a_due_run_builds_the_index_itself_once_the_cold_wait_is_over(setup: Setup) -> None:
+    setup.seed()
+    setup.restart_writer()
+    hour = DAY // 24
+    setup.clock.ms = T0 + DAY  # due as the scheduler starts
+    ref = setup.scheduler(cold_wait_ms=hour)
+    setup.clock.ms = T0 + DAY + hour - 1
+    assert tick(ref).waiting
+    setup.clock.ms = T0 + DAY + hour
+    assert tick(ref).ran
+    assert setup.writer.ask(family_index_built)
 
 
 def test_a_due_run_that_meets_the_family_index_being_built_is_tried_again_soon(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench import graph_family
+from bench import decay_days, graph_family
 from bench.graph_calls import GRAPH_TOOLS, OPERATIONS
 from bench.graph_data import GraphSpec, cached
 from eventstore.lmdb_log import LmdbEventLog
@@ -61,7 +61,31 @@ def test_the_graph_benchmark_reports_every_operation_of_every_tool_it_times(
     assert "superseded" in answers["graph_relate dated (supersedes)"]
     assert answers["graph_stats"]["nodes.total"] == 200
     assert answers["graph_delete"]["deleted"] is True
+    # Each measured prune really prunes: the batch written before it, nothing else.
+    assert (
+        answers["graph_prune execute"]["nodes_pruned"],
+        answers["graph_prune execute"]["edges_pruned"],
+    ) == (5, 5)
+    assert answers["graph_decay dry run on a new day"]["nodes_decayed"] > 0
     assert results["server"]["startup_cold_ms"] > 0 and results["server"]["rss_loaded_bytes"] > 0
     text = graph_family.markdown(results)
     for operation in OPERATIONS:
         assert f"| {operation.label} |" in text
+
+
+def test_the_new_day_benchmark_times_a_run_a_day_and_the_reads_after_it(tmp_path: Path) -> None:
+    args = decay_days.parse_args(
+        [
+            *("--entities", "200", "--days", "2", "--out-dir", str(tmp_path / "out")),
+            *("--cache-dir", str(tmp_path / "cache"), "--dir", str(tmp_path)),
+        ]
+    )
+    args.load_before = None
+    results = decay_days.run(args)
+    assert [row["day"] for row in results["days"]] == [1, 2]
+    first, second = results["days"]
+    for key in ("nodes_decayed", "edges_decayed"):
+        # A day later every element not exempt moves again: the same ones each day.
+        assert first[key] == second[key] > 0.9 * (200 if key == "nodes_decayed" else 600)
+    for row in results["days"]:
+        assert min(row["decide_ms"], row["first_stats_ms"], row["first_listing_ms"]) > 0

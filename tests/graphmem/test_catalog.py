@@ -73,8 +73,9 @@ def test_where_memory_and_mesh_share_a_name_the_mesh_tool_answers() -> None:
 
 
 def test_every_static_name_of_every_family_is_reserved() -> None:
+    # graph_cypher's name is reserved whether or not its extra is installed.
     every = set(MEMORY_NAMES) | set(MESH_TOOL_NAMES) | set(SCHEMA_STATIC) | set(GRAPH_NAMES)
-    assert every == STATIC_TOOL_NAMES
+    assert every | {"graph_cypher"} == STATIC_TOOL_NAMES
 
 
 def test_without_the_schema_family_schemas_add_no_tools() -> None:

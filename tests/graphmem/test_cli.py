@@ -38,6 +38,10 @@ COMMANDS = {
     "check": [],
     "replication": ["status"],
     "hub": [],
+    "compact": [],
+    "backup": ["DEST"],
+    "restore": ["SRC"],
+    "doctor": [],
 }
 
 

@@ -104,6 +104,7 @@ def test_the_default_profile_is_memory_and_schema() -> None:
         ("GRAPHMEM_SCHEMA_SETS", "dnd", "the sets are: rpg, rpg-seed"),
         ("GRAPHMEM_WATCH_SCHEMAS", "maybe", "1/true/yes/on"),
         ("GRAPHMEM_FAST_CALLS", "maybe", "1/true/yes/on"),
+        ("GRAPHMEM_EARLY_HANDSHAKE", "maybe", "1/true/yes/on"),
     ],
 )
 def test_bad_profile_set_or_flag_values_are_refused(name: str, value: str, fragment: str) -> None:

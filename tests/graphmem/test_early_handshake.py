@@ -1,0 +1,64 @@
+"""Which starts answer `initialize` early, and what the early path loads before answering."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from graphmem.early_handshake import Handshake, _stdio_serve_data_dir
+
+
+@pytest.mark.parametrize(
+    ("argv", "data_dir"),
+    [
+        ([], ""),
+        (["serve"], ""),
+        (["--data-dir", "/d", "serve"], "/d"),
+        (["--data-dir=/d"], "/d"),
+        (["serve", "--tools", "memory,graph"], ""),
+        (["serve", "--replicate=nats://127.0.0.1:4222"], ""),
+    ],
+)
+def test_a_stdio_serve_takes_the_early_path_with_its_data_dir(
+    argv: list[str], data_dir: str
+) -> None:
+    assert _stdio_serve_data_dir(argv) == data_dir
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["serve", "--http"],
+        ["serve", "--http", "127.0.0.1:9000"],
+        ["--help"],
+        ["import", "graph.jsonl"],
+        ["serve", "serve"],
+        ["--data-dir"],
+    ],
+)
+def test_anything_but_a_stdio_serve_takes_the_ordinary_path(argv: list[str]) -> None:
+    assert _stdio_serve_data_dir(argv) is None
+
+
+def test_the_command_and_the_early_path_load_neither_the_sdk_nor_the_store() -> None:
+    code = (
+        "import sys; import graphmem.cli, graphmem.early_handshake; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('mcp', 'lmdb', 'pykka', 'actors', 'eventstore', 'projections', 'structlog')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_only_the_sdks_answer_to_the_early_initialize_is_held_back_once() -> None:
+    # Whichever spelling of the id the SDK echoes, its answer is not written a second time.
+    assert Handshake(b"", request_id="1").owns(1)
+    handshake = Handshake(b"", request_id=1, answered=b"kept")
+    assert not handshake.owns(2)
+    assert handshake.owns(1)
+    assert handshake.settle(b"kept", success=True) == (None, None)
+    assert not handshake.owns(1)  # a client may reuse the id later: that answer goes out
