@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from tests.e2e.cli_support import fault_line, graphmem
-from tests.e2e.http_support import HttpService, bearer_client, http_service
+from tests.e2e.http_support import HttpService, bearer_client, free_port, http_service
 from tests.e2e.support import call
 
 pytestmark = pytest.mark.anyio
@@ -178,3 +178,52 @@ def test_a_short_metrics_token_stops_the_service_before_it_starts(tmp_path: Path
     )
     assert done.returncode == 2
     assert "GRAPHMEM_METRICS_TOKEN" in fault_line(done)
+
+
+def test_metrics_leave_out_replication_and_embeddings_when_they_are_off(
+    service: HttpService,
+) -> None:
+    names = {s.name for s in samples(service)}
+    assert not {n for n in names if n.startswith(("graphmem_replication_", "graphmem_embedding"))}
+
+
+@pytest.fixture(scope="module")
+def replicating(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpService]:
+    """A service of the graph family (embeddings on) replicating to a hub nobody listens at."""
+    root = tmp_path_factory.mktemp("http-replicating")
+    with http_service(
+        root / "data",
+        root / "service.log",
+        GRAPHMEM_HTTP_TOKEN=TOKEN,
+        GRAPHMEM_TOOLS="memory,graph",
+        GRAPHMEM_NODE_ID="n1",
+        GRAPHMEM_REPLICATE=f"nats://127.0.0.1:{free_port('127.0.0.1')}",
+    ) as running:
+        yield running
+
+
+async def test_metrics_show_replication_per_origin_and_the_embedding_backlog(
+    replicating: HttpService,
+) -> None:
+    async with bearer_client(replicating.url, TOKEN, mode="legacy") as client:
+        created = await call(
+            client,
+            "create_entities",
+            {"entities": [{"name": "r1", "entityType": "t", "observations": ["o"]}]},
+        )
+        assert not created.is_error
+    found = samples(replicating)
+    # This node's own origin: the log's frontier holds the two events just written.
+    assert value(found, "graphmem_replication_received_seq", origin="n1") >= 2
+    assert value(found, "graphmem_replication_hub_reachable") == 0  # nobody listens there
+    assert value(found, "graphmem_embedding_pending_entities") >= 0
+    families = {
+        f.name: f for f in text_string_to_metric_families(get(replicating, "/metrics").text)
+    }
+    for name in (
+        "graphmem_replication_received_seq",
+        "graphmem_replication_lag_events",
+        "graphmem_replication_hub_reachable",
+        "graphmem_embedding_pending_entities",
+    ):
+        assert families[name].type == "gauge" and families[name].documentation
