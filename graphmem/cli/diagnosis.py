@@ -20,8 +20,10 @@ from eventstore.lmdb_log import LmdbEventLog
 from eventstore.verify import LogReport, verify_log
 from graphmem.backup import data_dir_in_use
 from graphmem.cli.check import summarize, verdict
+from graphmem.cli.hub_reach import reach_hub
 from graphmem.config import Settings
 from graphmem.faults import FAULTS, explain
+from graphmem.replication.status import STATE_FILE, read_state, redact
 from graphmem.tools.catalog import STATIC_TOOL_NAMES
 from projections.graph import GraphProjection
 
@@ -57,6 +59,7 @@ def diagnose(
     """Every finding about `settings` and the data dir they name, in a reading order."""
     yield from _settings(settings, environ, data_dir_given=data_dir_given)
     yield from _extras(settings)
+    yield from _replication(settings)
     data_dir = settings.data_dir
     if not data_dir.exists():
         yield Finding(
@@ -147,6 +150,37 @@ def _extras(settings: Settings) -> Iterator[Finding]:
             )
         else:
             yield Finding(Level.NOTE, "extras", f"{extra} is not installed (optional)")
+
+
+def _replication(settings: Settings) -> Iterator[Finding]:
+    """When GRAPHMEM_REPLICATE is set: does the hub answer (a bounded TCP connect), and what
+    did the running server's link last see (replication.json)?"""
+    url = settings.replication.url
+    if url is None:
+        return
+    shown = redact(url)
+    reaches = reach_hub(url)
+    answered = [r.address for r in reaches if r.problem is None]
+    failed = [f"{r.address}: {r.problem}" for r in reaches if r.problem is not None]
+    if answered:
+        yield Finding(Level.OK, "replication", f"the hub {shown} answers at {answered[0]}")
+    else:
+        yield Finding(
+            Level.WARNING,
+            "replication",
+            f"the hub {shown} does not answer ({'; '.join(failed)}); this node keeps its "
+            "writes and sends them when it does",
+            "start the hub (`graphmem hub --listen HOST:PORT` on the hub's machine) or fix "
+            "GRAPHMEM_REPLICATE's host and port; check a firewall between the machines",
+        )
+    state = read_state(settings.data_dir / STATE_FILE)
+    if state is not None and state.get("last_error"):
+        yield Finding(
+            Level.NOTE,
+            "replication",
+            f"the server's link last reported: {state['last_error']} "
+            f"(`graphmem replication status` shows its state)",
+        )
 
 
 def _permissions(data_dir: Path) -> Iterator[Finding]:

@@ -22,7 +22,8 @@ def add_parsers(subparsers: Subparsers) -> None:
         description="Check what graphmem depends on and print one line per finding: the "
         "settings in force and where each came from, installed extras, the data dir and its "
         "permissions, free disk, the log's integrity (as `graphmem check`), checkpoint "
-        "freshness, and the schema files with their problems. Each problem says what to do. "
+        "freshness, the schema files with their problems, and whether the replication hub "
+        "answers (when GRAPHMEM_REPLICATE is set). Each problem says what to do. "
         "Exit code 1 if anything is a problem, 0 otherwise (warnings included). Read-only: "
         "safe beside a running server.",
     )

@@ -10,6 +10,7 @@ import pytest
 from tests.damage import damage_event, write_people
 from tests.e2e.cli_support import graphmem
 from tests.e2e.fs_faults import read_only
+from tests.e2e.http_support import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -112,3 +113,19 @@ def test_doctor_on_a_read_only_data_dir_says_it_cannot_be_written(data_dir: Path
     assert done.returncode == 1, done.stdout + done.stderr
     problems = lines(done.stdout, "PROBLEM")
     assert any("not readable and writable" in line for line in problems), done.stdout
+
+
+def test_doctor_says_the_replication_hub_does_not_answer_and_what_to_do(
+    data_dir: Path,
+) -> None:
+    port = free_port("127.0.0.1")  # nothing listens there
+    done = graphmem(data_dir, "doctor", env={"GRAPHMEM_REPLICATE": f"nats://127.0.0.1:{port}"})
+    assert done.returncode == 0, done.stdout + done.stderr  # a warning: writes wait, kept
+    (warning,) = [line for line in lines(done.stdout, "warning") if "replication:" in line]
+    assert f"the hub nats://127.0.0.1:{port} does not answer" in warning
+    assert "-> start the hub (`graphmem hub --listen HOST:PORT`" in warning
+
+
+def test_doctor_says_nothing_of_replication_when_it_is_off(data_dir: Path) -> None:
+    done = graphmem(data_dir, "doctor")
+    assert "replication:" not in done.stdout
