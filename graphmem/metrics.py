@@ -121,7 +121,14 @@ class ServiceMetrics:
                 lambda models: models.graph.position
             )
         except Exception as problem:
-            return Health(False, log_position, None, f"the writer did not answer: {problem}")
+            # Say what to do: the raw error (an actor's urn) tells an operator nothing.
+            return Health(
+                False,
+                log_position,
+                None,
+                f"the writer did not answer: {problem or type(problem).__name__}; the "
+                "server's log (stderr) says why; restart the service if this persists",
+            )
         return Health(True, log_position, model_position)
 
     def exposition(self) -> bytes:
