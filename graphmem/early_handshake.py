@@ -117,7 +117,8 @@ def _stdio_serve_data_dir(argv: Sequence[str]) -> str | None:
     return data_dir
 
 
-def _streamable(fd: int) -> bool:
+def streamable(fd: int) -> bool:
+    """True for a pipe or a socket, which the event loop can watch."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
@@ -184,7 +185,7 @@ def answer_early(argv: Sequence[str]) -> Handshake | None:
     if os.environ.get("GRAPHMEM_EARLY_HANDSHAKE", "1").strip().lower() not in _ON:
         return None
     data_dir = _stdio_serve_data_dir(argv)
-    if data_dir is None or not (_streamable(0) and _streamable(1)):
+    if data_dir is None or not (streamable(0) and streamable(1)):
         return None
     consumed = _first_line()
     end = consumed.find(b"\n")

@@ -39,14 +39,6 @@ BUFFER_POOL = 1 * GIB
 MAX_DB_SIZE = 2 * GIB
 EPOCH = dt.datetime(1970, 1, 1)
 
-ENTITY_COLUMNS = (
-    "name", "id", "type", "subtype", "confidence", "times_mentioned", "first_seen",
-    "last_seen", "source_file", "aliases", "properties", "observations",
-)  # fmt: skip
-RELATION_COLUMNS = (
-    "from", "to", "type", "weight", "valid_at", "invalid_at", "ingested_at", "last_confirmed",
-    "source_session", "source_transcript", "source_type", "evidence", "properties",
-)  # fmt: skip
 TIME_COLUMNS = frozenset(
     {"first_seen", "last_seen", "valid_at", "invalid_at", "ingested_at", "last_confirmed"}
 )

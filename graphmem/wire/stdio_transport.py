@@ -27,7 +27,7 @@ import anyio
 import structlog
 
 from graphmem.config import MAX_LINE_BYTES
-from graphmem.early_handshake import Handshake
+from graphmem.early_handshake import Handshake, streamable
 from graphmem.wire.stdio_wire import Wire, WireReadStream
 from graphmem.wire.wire_guard import DRAIN_TIMEOUT
 from graphmem.wire.wire_lines import LineReader
@@ -67,15 +67,6 @@ def _restore_standard_fds(wire_in: int, wire_out: int) -> None:
         os.dup2(wire_out, 1)
 
 
-def _streamable(fd: int) -> bool:
-    """True for a pipe or a socket, which the event loop can watch."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 class _FileWriter:
     """Writes to a stream the event loop cannot watch (a regular file), in a worker thread."""
 
@@ -102,7 +93,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 async def _open_reader(fd: int) -> tuple[Callable[[], Awaitable[bytes]], Callable[[], None]]:
     """A read function for `fd` and what closes it."""
-    if not _streamable(fd):
+    if not streamable(fd):
 
         async def read_in_thread() -> bytes:
             return await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
@@ -118,7 +109,7 @@ async def _open_reader(fd: int) -> tuple[Callable[[], Awaitable[bytes]], Callabl
 
 async def _open_writer(fd: int) -> asyncio.StreamWriter | _FileWriter:
     """An asyncio StreamWriter on a pipe, or a _FileWriter: both write and drain."""
-    if not _streamable(fd):
+    if not streamable(fd):
         return _FileWriter(fd)
     _widen_pipe(fd)
     loop = asyncio.get_running_loop()
