@@ -116,6 +116,9 @@ class FamilyIndexBuildingError(Exception):
 class FamilyIndexBuild:
     """A FamilyIndex built `step` by `step` (a bounded number of entities or relations each),
     so that the writer answers other requests in between instead of stopping for minutes.
+    Once every entry is derived, `assemble` makes the index from them (tallies, columns,
+    sorted orders: pure work over the entries, ~a minute at 1,000,000 entities, so a server
+    runs it off the writer's thread) and `install` hands it to the graph on the writer.
 
     It holds the graph's follower slot meanwhile: the fold tells it what each event touches,
     and what was touched is left out here and re-derived by the index's first refresh, like
@@ -154,15 +157,15 @@ class FamilyIndexBuild:
     def displaced(self) -> bool:
         return self.graph.followed_by() is not self
 
-    def step(self, budget: int) -> FamilyIndex | None:
-        """Derive up to `budget` more entries; the index, installed as the graph's follower,
-        once all are (None before, and once displaced)."""
+    def step(self, budget: int) -> bool:
+        """Derive up to `budget` more entries; whether every entry is derived (False once
+        displaced: there is nothing left to do for this build)."""
         if self.displaced:
-            return None
+            return False
         if self._keys is None:
             budget = self._entity_step(budget)
             if self._keys is None:
-                return None
+                return False
         keys = self._keys
         graph, run, rules = self.graph, self.reading.run, self._rules
         end = min(len(keys), self._at + budget)
@@ -173,10 +176,26 @@ class FamilyIndexBuild:
                     self.relations[key] = relation
         self.done += end - self._at
         self._at = end
-        if end < len(keys):
+        return end == len(keys)
+
+    def assemble(self) -> FamilyIndex:
+        """The index from the derived entries. It reads neither the graph nor anything the
+        fold changes (the entries are done; the fold only adds to the touched sets, which
+        `install` reads), so it may run on another thread while the writer goes on."""
+        return FamilyIndex(self.graph, self)
+
+    def install(self, index: FamilyIndex) -> FamilyIndex | None:
+        """On the writer: `index` (from `assemble`) becomes the graph's follower, with what
+        the fold touched since the build began left dirty for its first refresh; None if
+        this build was displaced meanwhile (the index is then for nothing)."""
+        if self.displaced:
             return None
-        index = FamilyIndex(graph, self)
-        return graph.follower(FamilyIndex, lambda _: index)  # takes this build's slot
+        index.adopt_touched(self)
+        return self.graph.follower(FamilyIndex, lambda _: index)  # takes this build's slot
+
+    def finish(self) -> FamilyIndex | None:
+        """Assemble and install here and now (no writer to spare: tests, one thread)."""
+        return self.install(self.assemble())
 
     def _entity_step(self, budget: int) -> int:
         """Entries for up to `budget` names; what is left of the budget."""
@@ -254,7 +273,8 @@ class FamilyIndex:
 
     def __init__(self, graph: GraphProjection, built: FamilyIndexBuild | None = None) -> None:
         """`built`: the entries a FamilyIndexBuild derived in steps (what was touched
-        meanwhile is left dirty for the first refresh); without it, derived here at once."""
+        meanwhile is added by `adopt_touched` when it is installed); without it, derived
+        here at once."""
         self._graph = graph
         self._dirty_entities: set[str] = set()
         self._dirty_relations: set[RelationKey] = set()
@@ -270,9 +290,13 @@ class FamilyIndex:
             return
         self._build_entities(built.reading, built.entries)
         self._adopt_relations(built.relations)
+
+    def adopt_touched(self, built: FamilyIndexBuild) -> None:
+        """What the fold touched while `built` derived and assembled this index: re-derived
+        by the first refresh, like any change after a build."""
         self._dirty_entities |= built.touched_names
         self._dirty_relations |= built.touched_keys
-        self._decay_dirty = built.decay_touched
+        self._decay_dirty = self._decay_dirty or built.decay_touched
 
     # --- told by the fold ---------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from actors.decay_scheduler import (
     TickOutcome,
     first_event_time,
 )
+from actors.family_index_progress import FamilyIndexProgress
 from actors.graph_commands import GraphRelate
 from actors.graph_maintenance import decay_command
 from actors.graph_tunables import Decay
@@ -72,7 +73,8 @@ class Setup:
     def __init__(self) -> None:
         self.clock = Clock(T0)
         self.log = InMemoryEventLog(clock=HybridLogicalClock(self.clock))
-        self.writer = Writer(self.log)
+        self.progress = FamilyIndexProgress()  # the writer's family index build, readable here
+        self.writer = Writer(self.log, family_index=self.progress)
         self.graph = Graph(self.writer)
         self.schedulers: list[pykka.ActorRef[DecaySchedulerActor]] = []
 
@@ -98,7 +100,8 @@ class Setup:
     def restart_writer(self) -> None:
         """A new writer on the same log, as at a start: no index built yet."""
         self.writer.stop()
-        self.writer = self.graph.writer = Writer(self.log)
+        self.progress = FamilyIndexProgress()
+        self.writer = self.graph.writer = Writer(self.log, family_index=self.progress)
 
     def seed(self) -> None:
         self.writer.run(
@@ -260,7 +263,7 @@ def test_a_due_run_that_meets_the_family_index_being_built_is_tried_again_soon(
     original = FamilyIndexBuild.step
 
     def held(build: FamilyIndexBuild, budget: int) -> Any:
-        return original(build, budget) if gate.is_set() else None
+        return original(build, budget) if gate.is_set() else False
 
     monkeypatch.setattr(FamilyIndexBuild, "step", held)
     setup.seed()
@@ -273,5 +276,7 @@ def test_a_due_run_that_meets_the_family_index_being_built_is_tried_again_soon(
     assert [line["event"] for line in logs if line["log_level"] == "error"] == []
     assert setup.runs() == []
     gate.set()
+    # The last step's entries are assembled into the index on a thread of their own.
+    assert setup.progress.wait_built(WAIT)
     assert tick(ref).ran
     assert len(setup.runs()) == 1

@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from actors import graph_writer
@@ -41,7 +42,7 @@ class HeldBuild:
         def step(build: FamilyIndexBuild, budget: int) -> Any:
             if not self.gate.is_set() and build.done >= after:
                 self.steps_held += 1
-                return None
+                return False
             return original(build, budget)
 
         monkeypatch.setattr(FamilyIndexBuild, "step", step)
@@ -99,4 +100,56 @@ async def test_the_index_built_a_few_entries_per_step_reads_as_one_built_at_once
 
     assert stepped["nodes"] == whole["nodes"] and stepped["edges"] == whole["edges"]
     assert stepped["nodes"]["total"] == 7 and stepped["edges"]["total"] == 4
+    assert entities == whole_entities
+
+
+class HeldAssembly:
+    """FamilyIndexBuild.assemble, held (bounded) until `gate` opens once it has begun."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.gate = threading.Event()
+        self.begun = threading.Event()
+        original = FamilyIndexBuild.assemble
+
+        def assemble(build: FamilyIndexBuild) -> Any:
+            self.begun.set()
+            if not self.gate.wait(HELD_AT_MOST):
+                raise TimeoutError("the test never opened the assembly's gate")
+            return original(build)
+
+        monkeypatch.setattr(FamilyIndexBuild, "assemble", assemble)
+
+
+HELD_AT_MOST = 30.0
+
+
+async def test_the_writer_answers_while_the_index_is_assembled_and_the_index_has_what_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At 1,000,000 entities the assembly of the derived entries (tallies, columns, sorted
+    # orders) took over a minute; done on the writer, every request meanwhile timed out.
+    async with graph_client("legacy", tmp_path) as client:
+        for i in range(3):
+            await relate(client, f"P{i}", f"Q{i}", "knows", weight=0.5)
+    held = HeldAssembly(monkeypatch)
+    monkeypatch.setattr(server_module, "INDEX_WAIT_SHARE", 0.01)
+    async with graph_client("legacy", tmp_path) as client:
+        await call(client, "read_graph", {})  # a first request: the build starts
+        assert await anyio.to_thread.run_sync(held.begun.wait, HELD_AT_MOST)
+        # The assembly is held: a writer doing it could answer none of these.
+        await relate(client, "P0", "R", "knows", weight=0.9)
+        await call(client, "delete_entities", {"entityNames": ["Q1"]})
+        refused = await tool_error(client, "graph_stats", {})
+        assert refused.startswith("graph_stats: the graph family's index is being built (")
+        held.gate.set()
+        monkeypatch.setattr(server_module, "INDEX_WAIT_SHARE", 0.5)
+        answer = await tool_value(client, "graph_stats", {})
+        entities = await tool_value(client, "graph_entities", {})
+    monkeypatch.undo()  # the same log again, the index assembled as it comes
+    async with graph_client("legacy", tmp_path) as client:
+        whole = await tool_value(client, "graph_stats", {})
+        whole_entities = await tool_value(client, "graph_entities", {})
+
+    assert answer["nodes"]["total"] == 6 and answer["edges"]["total"] == 3
+    assert answer["nodes"] == whole["nodes"] and answer["edges"] == whole["edges"]
     assert entities == whole_entities
