@@ -28,6 +28,7 @@ class Stopping:
         # How long the last checkpoint save took: what one more costs (the stop's wait for
         # a save that cannot be abandoned midway is derived from it).
         self.last_save_seconds = 0.0
+        self.save_measured = False  # False: last_save_seconds is a guess (Checkpointer)
 
     def ask(self, budget: float) -> None:
         """Ask for a stop within `budget` seconds (the first ask sets the deadline)."""

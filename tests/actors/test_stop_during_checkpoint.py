@@ -16,7 +16,8 @@ from typing import Any, cast
 import pytest
 from structlog.testing import capture_logs
 
-from actors.checkpointer import Checkpointer
+from actors import checkpointer as checkpoint_module
+from actors.checkpointer import SAVE_PER_LOAD, Checkpointer
 from actors.commands import CreateEntities, EntityInput
 from actors.stopping import Stopping
 from eventstore.events import EntityCreated
@@ -149,3 +150,46 @@ def test_before_a_stop_is_asked_a_save_is_never_skipped_whatever_the_last_one_to
             checkpointer.save([graph], [], final=True)
         assert [e.name for e in event_log.checkpoints.entries()] == ["graph"]
     assert [e["event"] for e in logs] == ["checkpoint_saved"]
+
+
+class SlowClock:
+    """time.perf_counter for the checkpointer: every reading is `step` seconds after the last."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def perf_counter(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_a_process_that_has_not_saved_yet_guesses_a_save_from_its_load_and_skips_a_long_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A restart at 1,000,000 entities: nothing saved yet in this process, so the last save's
+    # seconds read 0 and the final save (~100 s) was started at the stop and outlived it.
+    with LmdbEventLog.open(tmp_path) as event_log:
+        Checkpointer(event_log, every=10).save([folded_graph(event_log)], [], final=True)
+    stopping = Stopping()
+    with LmdbEventLog.open(tmp_path) as event_log:
+        checkpointer = Checkpointer(event_log, every=10, stopping=stopping)
+        monkeypatch.setattr(checkpoint_module, "time", SlowClock(step=40.0))
+        restored = checkpointer.restore([GraphProjection])
+        monkeypatch.undo()
+        assert restored is not None
+        assert stopping.last_save_seconds == pytest.approx(40.0 * SAVE_PER_LOAD)
+        stopping.ask(10.0)
+        with capture_logs() as logs:
+            checkpointer.save([restored[0][0]], [], final=True)
+    assert [e["event"] for e in logs] == ["checkpoint_skipped"]
+
+
+def test_a_measured_save_replaces_the_guess(tmp_path: Path) -> None:
+    stopping = Stopping()
+    stopping.last_save_seconds = 60.0  # a guess from a slow load
+    with LmdbEventLog.open(tmp_path) as event_log:
+        checkpointer = Checkpointer(event_log, every=10, stopping=stopping)
+        checkpointer.save([folded_graph(event_log)], [], final=True)
+    assert stopping.save_measured
+    assert stopping.last_save_seconds < 60.0  # this small graph's real save
