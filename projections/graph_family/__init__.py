@@ -16,19 +16,19 @@ The public face of a package of private modules, each with one role:
   (replica writes, superseded edges, contradictions) of read_conflicts and graph_contradictions.
 """
 
+from projections.graph_family._build import (
+    FamilyIndexBuild,
+    FamilyIndexBuildingError,
+    family_index,
+    family_index_built,
+)
 from projections.graph_family._communities import CommunityOptions, graph_communities
 from projections.graph_family._conflict_view import VIEW_LIMIT, conflict_view, replica_write
 from projections.graph_family._context import recent_additions, top_hubs
 from projections.graph_family._contradictions import graph_contradictions
 from projections.graph_family._export import EXPORT_FORMAT, EXPORT_VERSION, export_rows
 from projections.graph_family._fuzzy import fuzzy_search
-from projections.graph_family._index import (
-    FamilyIndex,
-    FamilyIndexBuild,
-    FamilyIndexBuildingError,
-    family_index,
-    family_index_built,
-)
+from projections.graph_family._index import FamilyIndex
 from projections.graph_family._listing import SORT_KEYS, ListOptions, graph_entities
 from projections.graph_family._maintenance import (
     DETAILS_LIMIT,

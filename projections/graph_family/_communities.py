@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from projections.graph import GraphProjection
-from projections.graph_family._index import RelationEntry, RelationKey, family_index
+from projections.graph_family._build import family_index
+from projections.graph_family._entries import RelationEntry, RelationKey
 from projections.graph_family._values import Reading
 
 __all__ = [
@@ -36,7 +37,6 @@ __all__ = [
 
 MAX_HUBS = 100
 MAX_SHOWN_MEMBERS = 30
-_MICRO = 1_000_000
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,9 @@ from typing import Any
 from eventstore.hlc import ms_of
 from projections.conflicts import Conflict, ConflictsProjection, ConflictWrite
 from projections.graph import GraphProjection
+from projections.graph_family._build import family_index
 from projections.graph_family._contradictions import graph_contradictions
-from projections.graph_family._index import RelationKey, family_index
+from projections.graph_family._entries import RelationKey
 from projections.graph_family._values import Reading
 from projections.graph_time import format_ms
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from projections.graph import GraphProjection
-from projections.graph_family._index import HUB_DEGREE, HUB_MIN_WEIGHT, family_index
+from projections.graph_family._build import family_index
+from projections.graph_family._entries import HUB_DEGREE, HUB_MIN_WEIGHT
 from projections.graph_family._values import Reading
 from projections.graph_time import DAY_MS, format_ms
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from projections.graph import GraphProjection, RelationKey
-from projections.graph_family._index import FamilyIndex, family_index
+from projections.graph_family._build import family_index
+from projections.graph_family._index import FamilyIndex
 from projections.graph_family._values import EdgeFacts, Reading
 from projections.graph_time import TimeFormatError, format_ms, parse_time
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 
-from projections.graph_family._index import EntityEntry, FamilyIndex
+from projections.graph_family._entries import EntityEntry
+from projections.graph_family._index import FamilyIndex
 from projections.graph_family._tokens import tokens
 
 __all__ = ["fuzzy_search", "most_edits"]

@@ -6,9 +6,10 @@ decayed confidence and last_seen (for keyword search, listings and staleness), p
 relation its type and decayed weight, and the tallies graph_stats reports (entities and edges
 by type, the weight sum, degrees for orphans, CONTRADICTS edges).
 
-It is built on the first read that needs it (`family_index(graph)`), like the projection's name
-indexes, and never in snapshots. From then on the fold tells it which names and relation keys
-each event touches (one set insertion), and the next read re-derives just those entries. A
+It is built on the first read that needs it (`family_index(graph)`, in `_build`), like the
+projection's name indexes, and never in snapshots; `_entries` derives what it keeps per entity
+and relation. From then on the fold tells it which names and relation keys each event
+touches (one set insertion), and the next read re-derives just those entries. A
 decay run changes every decayed value, so a new newest run recomputes those (once per
 run, never per read) over the DecayColumns the index keeps beside its entries (one vectorised
 pass; entries keep the values as written and are updated in place where the shown value
@@ -20,202 +21,43 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 from sortedcontainers import SortedList
 
-from eventstore.events import (
-    DecayApplied,
-    EntityCreated,
-    EntityDeleted,
-    EntityUpdated,
-    ObservationAdded,
-    ObservationDeleted,
-    RelationCreated,
-    RelationDeleted,
-    RelationUpdated,
-    Stamp,
-)
+from eventstore.events import DecayApplied, ObservationAdded, ObservationDeleted
 from eventstore.hlc import ms_of
 from projections.graph import GraphProjection
-from projections.graph_decay import EXEMPT_SUBTYPE, newest_run
+from projections.graph_decay import newest_run
 from projections.graph_family._columns import DecayColumns
 from projections.graph_family._directories import DirectoryIndex
-from projections.graph_family._tokens import TokenIndex, entity_tokens
-from projections.graph_family._values import Reading, decayed_confidence, decayed_weight
-from projections.naming import fold_name, slug
+from projections.graph_family._entries import (
+    ENTITY_EVENTS,
+    HUB_DEGREE,
+    HUB_MIN_WEIGHT,
+    MICRO,
+    RELATION_EVENTS,
+    DerivedEntries,
+    EntityEntry,
+    RelationEntry,
+    RelationKey,
+    entity_entry,
+    hub_ends,
+    is_contradiction,
+    relation_entry,
+)
+from projections.graph_family._tokens import TokenIndex
+from projections.graph_family._values import Reading
+from projections.naming import slug
 
-__all__ = [
-    "CONTRADICTS",
-    "EntityEntry",
-    "FamilyIndex",
-    "FamilyIndexBuild",
-    "FamilyIndexBuildingError",
-    "IndexListener",
-    "family_index",
-    "family_index_built",
-    "is_contradiction",
-]
+__all__ = ["FamilyIndex", "IndexListener"]
 
-RelationKey = tuple[str, str, str]
 T = TypeVar("T")
 L = TypeVar("L", bound="IndexListener")
-CONTRADICTS = "CONTRADICTS"
 # What re-deriving an entity found changed (see FamilyIndex._set_entity).
 _LIFE = 2
 _RULE = 1
-PROJECT_TYPE = "project"
-_MICRO = 1_000_000
-# graph_build_context's top hubs (contract §8.21): at least 3 current edges above 0.3.
-HUB_DEGREE = 3
-HUB_MIN_WEIGHT = 0.3
-_ENTITY_EVENTS = (EntityCreated, EntityUpdated, EntityDeleted)
-_OBSERVATION_EVENTS = (ObservationAdded, ObservationDeleted)
-_RELATION_EVENTS = (RelationCreated, RelationUpdated, RelationDeleted)
-
-
-def is_contradiction(relation_type: str) -> bool:
-    """CONTRADICTS as graph_relate writes it, or as another family spelt it."""
-    return relation_type.upper() == CONTRADICTS
-
-
-def family_index(graph: GraphProjection) -> FamilyIndex:
-    """The graph's FamilyIndex, built on first use and brought up to date. While a
-    FamilyIndexBuild is under way (a server builds it a step at a time), raises
-    FamilyIndexBuildingError rather than building it all in this call: at 1,000,000 entities
-    that took ~210 s, past any request's bound."""
-    found = graph.followed_by()
-    if isinstance(found, FamilyIndexBuild):
-        raise FamilyIndexBuildingError(found.done, found.total)
-    index = graph.follower(FamilyIndex, lambda _: FamilyIndex(graph))
-    index.refresh()
-    return index
-
-
-def family_index_built(graph: GraphProjection) -> bool:
-    """Whether the graph's FamilyIndex is built (a family read answers without building it)."""
-    return isinstance(graph.followed_by(), FamilyIndex)
-
-
-class FamilyIndexBuildingError(Exception):
-    """A family read arrived while the FamilyIndex is being built in steps: retry shortly."""
-
-    def __init__(self, done: int, total: int) -> None:
-        self.done = done
-        self.total = total
-        share = f", {done * 100 // total}%" if total else ""
-        super().__init__(
-            f"the graph family's index is being built ({done:,} of {total:,} entities and "
-            f"relations{share}) after the server started; graph reads answer once it is "
-            "done: retry in a few seconds"
-        )
-
-
-class FamilyIndexBuild:
-    """A FamilyIndex built `step` by `step` (a bounded number of entities or relations each),
-    so that the writer answers other requests in between instead of stopping for minutes.
-    Once every entry is derived, `assemble` makes the index from them (tallies, columns,
-    sorted orders: pure work over the entries, ~a minute at 1,000,000 entities, so a server
-    runs it off the writer's thread) and `install` hands it to the graph on the writer.
-
-    It holds the graph's follower slot meanwhile: the fold tells it what each event touches,
-    and what was touched is left out here and re-derived by the index's first refresh, like
-    any change after a build. A read that builds the index at once (one-shot commands,
-    which never start a stepped build) takes the slot: the next step then finds itself
-    displaced and gives up.
-    """
-
-    def __init__(self, graph: GraphProjection) -> None:
-        self.graph = graph
-        self.reading = Reading(graph)
-        self._names = graph.entity_names()
-        self._keys: list[RelationKey] | None = None
-        self._at = 0  # the next name, then the next key
-        self.entries: list[EntityEntry] = []
-        self.relations: dict[RelationKey, RelationEntry] = {}
-        self._rules: set[str] = set()
-        self.touched_names: set[str] = set()
-        self.touched_keys: set[RelationKey] = set()
-        self.decay_touched = False
-        self.done = 0
-        self.total = len(self._names) + graph.relation_count()
-
-    def folded(self, event: Any) -> None:
-        kind = type(event)
-        if kind is ObservationAdded or kind is ObservationDeleted:
-            self.touched_names.add(event.entity)
-        elif kind in _ENTITY_EVENTS:
-            self.touched_names.add(event.name)
-        elif kind in _RELATION_EVENTS:
-            self.touched_keys.add((event.from_entity, event.to_entity, event.relation_type))
-        elif kind is DecayApplied:
-            self.decay_touched = True
-
-    @property
-    def displaced(self) -> bool:
-        return self.graph.followed_by() is not self
-
-    def step(self, budget: int) -> bool:
-        """Derive up to `budget` more entries; whether every entry is derived (False once
-        displaced: there is nothing left to do for this build)."""
-        if self.displaced:
-            return False
-        if self._keys is None:
-            budget = self._entity_step(budget)
-            if self._keys is None:
-                return False
-        keys = self._keys
-        graph, run, rules = self.graph, self.reading.run, self._rules
-        end = min(len(keys), self._at + budget)
-        for key in keys[self._at : end]:
-            if key not in self.touched_keys:  # re-derived by the first refresh
-                relation = _relation_entry(graph, key, run, rules)
-                if relation is not None:
-                    self.relations[key] = relation
-        self.done += end - self._at
-        self._at = end
-        return end == len(keys)
-
-    def assemble(self) -> FamilyIndex:
-        """The index from the derived entries. It reads neither the graph nor anything the
-        fold changes (the entries are done; the fold only adds to the touched sets, which
-        `install` reads), so it may run on another thread while the writer goes on."""
-        return FamilyIndex(self.graph, self)
-
-    def install(self, index: FamilyIndex) -> FamilyIndex | None:
-        """On the writer: `index` (from `assemble`) becomes the graph's follower, with what
-        the fold touched since the build began left dirty for its first refresh; None if
-        this build was displaced meanwhile (the index is then for nothing)."""
-        if self.displaced:
-            return None
-        index.adopt_touched(self)
-        return self.graph.follower(FamilyIndex, lambda _: index)  # takes this build's slot
-
-    def finish(self) -> FamilyIndex | None:
-        """Assemble and install here and now (no writer to spare: tests, one thread)."""
-        return self.install(self.assemble())
-
-    def _entity_step(self, budget: int) -> int:
-        """Entries for up to `budget` names; what is left of the budget."""
-        names = self._names
-        end = min(len(names), self._at + budget)
-        reading = self.reading
-        for name in names[self._at : end]:
-            if name not in self.touched_names:  # deleted or changed since: re-derived later
-                entry = _entity_entry(reading, name)
-                self.entries.append(entry)
-                if entry.rule:
-                    self._rules.add(name)
-        self.done += end - self._at
-        left = budget - (end - self._at)
-        self._at = end
-        if end == len(names):
-            self._keys = self.graph.relation_keys()
-            self._at = 0
-            self.total = self.done + len(self._keys)
-        return left
 
 
 class IndexListener(Protocol):
@@ -225,45 +67,6 @@ class IndexListener(Protocol):
         """`names` changed (entry, liveness or relations); `everything`: a new decay run."""
 
 
-# Entries are not frozen: a new decay run sets the shown value of every entry it moves in
-# place (a new object per entry costs seconds on a large graph). Nothing else changes one.
-@dataclass(slots=True, eq=False)
-class EntityEntry:
-    """What the index keeps of an alive entity."""
-
-    name: str
-    entity_type: str
-    tokens: frozenset[str]
-    folded: frozenset[str]  # its name and aliases, folded (the "equals the query" rank)
-    base_confidence: float  # as written
-    confidence: float  # as shown: decayed by the index's run
-    last_seen: int
-    rule: bool
-    directory: str | None  # a Project's `directory` property
-    created: Stamp  # its latest creation: a newer one hides the relations made before it
-    session: str | None = None  # its `source_session` property (graph_validate's scope)
-
-
-@dataclass(slots=True, eq=False)
-class RelationEntry:
-    """What the index keeps of a visible relation."""
-
-    key: RelationKey
-    weight: float  # as written
-    last_confirmed: int
-    exempt: bool  # touches a rule entity
-    shown: float  # as shown: decayed by the index's run
-    current: bool  # not superseded (invalid_at unset)
-    unresolved: bool | None  # a CONTRADICTS edge: whether it is unresolved; else None
-    ingested_at: int = 0
-    session: str | None = None  # its source_session (graph_validate's scope)
-
-    @property
-    def weight_micro(self) -> int:
-        """`shown` in millionths: sums stay exact (derived: a run sets only `shown`)."""
-        return round(self.shown * _MICRO)
-
-
 class FamilyIndex:
     """Derived entries and tallies over one projection (see the module docstring).
 
@@ -271,9 +74,9 @@ class FamilyIndex:
     read that needs a relation tally, so search and listings never pay for 300,000 edges).
     """
 
-    def __init__(self, graph: GraphProjection, built: FamilyIndexBuild | None = None) -> None:
-        """`built`: the entries a FamilyIndexBuild derived in steps (what was touched
-        meanwhile is added by `adopt_touched` when it is installed); without it, derived
+    def __init__(self, graph: GraphProjection, derived: DerivedEntries | None = None) -> None:
+        """`derived`: the entries a FamilyIndexBuild derived in steps (what was touched
+        meanwhile is added by `adopt_touched` when it is installed); without them, derived
         here at once."""
         self._graph = graph
         self._dirty_entities: set[str] = set()
@@ -285,18 +88,19 @@ class FamilyIndex:
         self.generation = 0
         self._derived: dict[Any, tuple[int, Any]] = {}
         self._listeners: dict[str, IndexListener] = {}
-        if built is None:
+        if derived is None:
             self._build_entities(Reading(graph), None)
             return
-        self._build_entities(built.reading, built.entries)
-        self._adopt_relations(built.relations)
+        self._build_entities(derived.reading, derived.entities)
+        self._adopt_relations(derived.relations)
 
-    def adopt_touched(self, built: FamilyIndexBuild) -> None:
-        """What the fold touched while `built` derived and assembled this index: re-derived
-        by the first refresh, like any change after a build."""
-        self._dirty_entities |= built.touched_names
-        self._dirty_relations |= built.touched_keys
-        self._decay_dirty = self._decay_dirty or built.decay_touched
+    def adopt_touched(self, names: set[str], keys: set[RelationKey], decay: bool) -> None:
+        """What the fold touched while this index's entries were derived and assembled
+        (`decay`: a decay run): re-derived by the first refresh, like any change after a
+        build."""
+        self._dirty_entities |= names
+        self._dirty_relations |= keys
+        self._decay_dirty = self._decay_dirty or decay
 
     # --- told by the fold ---------------------------------------------------------------
 
@@ -304,9 +108,9 @@ class FamilyIndex:
         kind = type(event)
         if kind is ObservationAdded or kind is ObservationDeleted:
             self._dirty_entities.add(event.entity)
-        elif kind in _ENTITY_EVENTS:
+        elif kind in ENTITY_EVENTS:
             self._dirty_entities.add(event.name)
-        elif kind in _RELATION_EVENTS:
+        elif kind in RELATION_EVENTS:
             if self._relations is not None:
                 key = (event.from_entity, event.to_entity, event.relation_type)
                 self._dirty_relations.add(key)
@@ -332,7 +136,7 @@ class FamilyIndex:
         entries = (
             built
             if built is not None
-            else [_entity_entry(reading, name) for name in graph.entity_names()]
+            else [entity_entry(reading, name) for name in graph.entity_names()]
         )
         for entry in entries:
             self._entities[entry.name] = entry
@@ -419,7 +223,7 @@ class FamilyIndex:
         run = self.run
         relations: dict[RelationKey, RelationEntry] = {}
         for key in graph.relation_keys():
-            relation = _relation_entry(graph, key, run, rules)
+            relation = relation_entry(graph, key, run, rules)
             if relation is not None:
                 relations[key] = relation
         return self._adopt_relations(relations)
@@ -461,7 +265,7 @@ class FamilyIndex:
         assert self._relations is not None
         self._hub_degree: Counter[str] = Counter()
         for entry in self._relations.values():
-            for name in _hub_ends(entry):
+            for name in hub_ends(entry):
                 self._hub_degree[name] += 1
         self._hubs: SortedList[tuple[int, str]] = SortedList(
             (-degree, name) for name, degree in self._hub_degree.items() if degree >= HUB_DEGREE
@@ -473,7 +277,7 @@ class FamilyIndex:
             self._ingested.add((entry.ingested_at, entry.key))
         else:
             self._ingested.discard((entry.ingested_at, entry.key))
-        if _hub_ends(entry):
+        if hub_ends(entry):
             self._hub_step(entry.key, sign)
 
     def _hub_step(self, key: RelationKey, sign: int) -> None:
@@ -590,8 +394,8 @@ class FamilyIndex:
         new = columns.decayed(run, [run.edge_rate] if run is not None else [None])
         moved = np.flatnonzero(columns.alive[:n] & (new != columns.shown[:n]))
         old, fresh = columns.shown[moved], new[moved]
-        micro = np.rint(fresh * _MICRO).astype(np.int64)  # round(weight * _MICRO), exactly
-        self._weight_micro += int(micro.sum()) - int(np.rint(old * _MICRO).astype(np.int64).sum())
+        micro = np.rint(fresh * MICRO).astype(np.int64)  # round(weight * MICRO), exactly
+        self._weight_micro += int(micro.sum()) - int(np.rint(old * MICRO).astype(np.int64).sum())
         crossed = columns.current[moved] & ((old > HUB_MIN_WEIGHT) != (fresh > HUB_MIN_WEIGHT))
         entries = columns.entries
         for slot, value in zip(moved.tolist(), fresh.tolist(), strict=True):
@@ -608,7 +412,7 @@ class FamilyIndex:
         if old is not None:
             self._forget_entity(old)
             self._entity_columns.remove(name)
-        new = _entity_entry(reading, name) if self._graph.has_entity(name) else None
+        new = entity_entry(reading, name) if self._graph.has_entity(name) else None
         if new is not None:
             self._entities[name] = new
             self._remember_entity(new)
@@ -675,7 +479,7 @@ class FamilyIndex:
             self._count_relation(old, -1)
             self._track_relation(old, -1)
             columns.remove(key)
-        new = _relation_entry(self._graph, key, self.run, rules)
+        new = relation_entry(self._graph, key, self.run, rules)
         if new is not None:
             relations[key] = new
             self._count_relation(new, 1)
@@ -877,7 +681,7 @@ class FamilyIndex:
         relations = self._relation_half()
         if not relations:
             return 0.0
-        return self._weight_micro / _MICRO / len(relations)
+        return self._weight_micro / MICRO / len(relations)
 
     def first_seen_between(self, since: int, until: int) -> tuple[int, Iterator[tuple[int, str]]]:
         """How many alive entities were first seen in [since, until], and their
@@ -923,59 +727,5 @@ class FamilyIndex:
         return list(self._contradictions)
 
 
-def _hub_ends(entry: RelationEntry) -> tuple[str, ...]:
-    """The ends whose hub degree the relation counts in (a self-loop counts once)."""
-    if not entry.current or entry.shown <= HUB_MIN_WEIGHT:
-        return ()
-    source, target, _ = entry.key
-    return (source,) if source == target else (source, target)
-
-
 def _ends(keys: set[RelationKey]) -> set[str]:
     return {name for key in keys for name in key[:2]}
-
-
-def _entity_entry(reading: Reading, name: str) -> EntityEntry:
-    attrs = reading.attrs(name)
-    entity_type = reading.entity_type(name)
-    rule = attrs.subtype == EXEMPT_SUBTYPE
-    is_project = entity_type.casefold() == PROJECT_TYPE  # another family may write `project`
-    directory = attrs.properties.get("directory") if is_project else None
-    return EntityEntry(
-        name,
-        entity_type,
-        entity_tokens(name, attrs.aliases),
-        frozenset([fold_name(name), *(fold_name(a) for a in attrs.aliases)]),
-        attrs.confidence,
-        decayed_confidence(attrs.confidence, attrs.last_seen, entity_type, reading.run, rule=rule),
-        attrs.last_seen,
-        rule,
-        directory if isinstance(directory, str) and directory else None,
-        reading.graph.creation_key(name) or (0, "", 0),
-        session if isinstance(session := attrs.properties.get("source_session"), str) else None,
-    )
-
-
-def _relation_entry(
-    graph: GraphProjection, key: RelationKey, run: DecayApplied | None, rules: set[str]
-) -> RelationEntry | None:
-    view = graph.relation(*key)
-    details = graph.relation_details(*key)
-    if view is None or details is None:
-        return None
-    exempt = key[0] in rules or key[1] in rules
-    weight = decayed_weight(view.weight, details.last_confirmed, run, exempt=exempt)
-    unresolved = None
-    if is_contradiction(key[2]):
-        unresolved = view.properties.get("resolved") is not True
-    return RelationEntry(
-        key,
-        view.weight,
-        details.last_confirmed,
-        exempt,
-        weight,
-        view.invalid_at is None,
-        unresolved,
-        details.ingested_at,
-        view.source_session,
-    )

@@ -17,8 +17,10 @@ from itertools import islice
 from typing import Any
 
 from projections.graph import GraphProjection
+from projections.graph_family._build import family_index
+from projections.graph_family._entries import EntityEntry
 from projections.graph_family._fuzzy import fuzzy_search
-from projections.graph_family._index import EntityEntry, FamilyIndex, family_index
+from projections.graph_family._index import FamilyIndex
 from projections.graph_family._search import keyword_search
 from projections.graph_family._types import type_filter
 from projections.graph_family._values import Reading

@@ -23,10 +23,8 @@ import numpy.typing as npt
 from eventstore.events import DecayApplied
 from projections.graph import GraphProjection
 from projections.graph_decay import newest_run, round6_column
-from projections.graph_family._index import (
-    FamilyIndex,
-    family_index,
-)
+from projections.graph_family._build import family_index
+from projections.graph_family._index import FamilyIndex
 from projections.graph_time import DAY_MS
 
 __all__ = [

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from projections.graph import GraphProjection
-from projections.graph_family._index import FamilyIndex, family_index
+from projections.graph_family._build import family_index
+from projections.graph_family._index import FamilyIndex
 from projections.graph_family._tokens import tokens
 from projections.graph_family._types import type_filter
 from projections.graph_family._values import Reading

@@ -17,7 +17,8 @@ import heapq
 from collections import Counter
 from collections.abc import Callable
 
-from projections.graph_family._index import EntityEntry, FamilyIndex
+from projections.graph_family._entries import EntityEntry
+from projections.graph_family._index import FamilyIndex
 from projections.graph_family._tokens import tokens
 from projections.naming import NameLookup, fold_name
 

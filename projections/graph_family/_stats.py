@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from projections.graph import GraphProjection
-from projections.graph_family._index import family_index
+from projections.graph_family._build import family_index
 from projections.graph_time import DAY_MS
 
 __all__ = ["SCHEMA_VERSION", "graph_stats"]

@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from projections.graph import GraphProjection
+from projections.graph_family._build import family_index
+from projections.graph_family._entries import RelationEntry
 from projections.graph_family._fuzzy import fuzzy_search
-from projections.graph_family._index import FamilyIndex, RelationEntry, family_index
+from projections.graph_family._index import FamilyIndex
 from projections.graph_family._search import keyword_search
 from projections.graph_family._types import type_filter
 from projections.graph_family._values import EdgeFacts, Reading, rounded

@@ -28,7 +28,7 @@ from typing import Any
 from sortedcontainers import SortedKeyList
 
 from projections.graph import GraphProjection
-from projections.graph_family._index import family_index
+from projections.graph_family._build import family_index
 from projections.graph_family._values import Reading, _slug
 
 __all__ = [
