@@ -11,6 +11,7 @@ import base64
 import hashlib
 import secrets
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -34,7 +35,6 @@ from tests.e2e.support import call, value
 pytestmark = pytest.mark.anyio
 
 OTHER_RESOURCE = "http://127.0.0.1:9/other-memory/mcp"
-BUILTIN = {"GRAPHMEM_OAUTH": "builtin", "GRAPHMEM_OAUTH_OWNER_SECRET": OWNER_SECRET}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -59,7 +59,22 @@ def builtin(tmp_path: Path) -> Iterator[HttpService]:
         tmp_path / "service.log",
         GRAPHMEM_OAUTH_AUDIENCES=OTHER_RESOURCE,
         GRAPHMEM_HTTP_TOKEN=STATIC_TOKEN,
-        **BUILTIN,
+        GRAPHMEM_OAUTH="builtin",
+        GRAPHMEM_OAUTH_OWNER_SECRET=OWNER_SECRET,
+    ) as running:
+        yield running
+
+
+@contextmanager
+def builtin_on(port: int, tmp_path: Path, offset_days: str = "0") -> Iterator[HttpService]:
+    """The built-in server on `port` (its tokens are bound to the URL), one data dir a test."""
+    with http_service(
+        tmp_path / "data",
+        tmp_path / "service.log",
+        port=port,
+        GRAPHMEM_OAUTH="builtin",
+        GRAPHMEM_OAUTH_OWNER_SECRET=OWNER_SECRET,
+        GRAPHMEM_CLOCK_OFFSET_DAYS=offset_days,
     ) as running:
         yield running
 
@@ -237,10 +252,9 @@ async def test_a_token_issued_for_another_resource_is_refused_with_401(
 async def test_a_restart_keeps_clients_and_tokens_and_an_expired_token_gets_401(
     tmp_path: Path,
 ) -> None:
-    data, log = tmp_path / "data", tmp_path / "service.log"
-    port = free_port()
+    data, port = tmp_path / "data", free_port()
     storage = MemoryStorage()
-    with http_service(data, log, port=port, **BUILTIN) as first:
+    with builtin_on(port, tmp_path) as first:
         async with oauth_client(first.url, storage, OwnersBrowser(), mode="legacy") as client:
             await call(client, "create_entities", entity("Kept"))
     assert storage.tokens is not None and storage.tokens.refresh_token is not None
@@ -248,14 +262,14 @@ async def test_a_restart_keeps_clients_and_tokens_and_an_expired_token_gets_401(
     state = (data / "oauth-builtin.json").read_text()
     assert access not in state and refresh not in state  # digests only
 
-    with http_service(data, log, port=port, **BUILTIN) as again:
+    with builtin_on(port, tmp_path) as again:
         # The same client, the same tokens: no second approval.
         async with oauth_client(again.url, storage, OwnersBrowser(secret=None)) as client:
             graph = value(await call(client, "open_nodes", {"names": ["Kept"]}))
             assert [e["name"] for e in graph["entities"]] == ["Kept"]
 
     # A day later (the test clock), the hour-long access token has expired ...
-    with http_service(data, log, port=port, GRAPHMEM_CLOCK_OFFSET_DAYS="1", **BUILTIN) as later:
+    with builtin_on(port, tmp_path, offset_days="1") as later:
         assert_refused(await post_initialize(later, access), later, "expired")
         # ... and the month-long refresh token, kept across both restarts, renews it.
         assert storage.client is not None
@@ -274,3 +288,116 @@ async def test_a_restart_keeps_clients_and_tokens_and_an_expired_token_gets_401(
         assert (await post_initialize(later, fresh)).status_code == 200
         # Rotation: the used refresh token and its access token are gone.
         assert_refused(await post_initialize(later, access), later, "unknown")
+
+
+async def register_introspector(service: HttpService) -> tuple[str, str]:
+    """A confidential client at `service` (what the resource server authenticates as)."""
+    async with httpx.AsyncClient(timeout=WAIT) as http:
+        registered = await http.post(
+            f"{origin(service)}/register",
+            json={
+                "client_name": "another graphmem",
+                "redirect_uris": [REDIRECT_URI],
+                "token_endpoint_auth_method": "client_secret_basic",
+            },
+        )
+    assert registered.status_code == 201, registered.text
+    answer = registered.json()
+    return answer["client_id"], answer["client_secret"]
+
+
+async def test_an_external_authorization_server_vouches_for_tokens_by_introspection(
+    tmp_path: Path,
+) -> None:
+    """Service B trusts service A (the built-in server) as its external authorization server:
+    the SDK's client discovers A from B's metadata, signs in at A, and calls tools at B."""
+    a_port, b_port = free_port(), free_port()
+    b_url = f"http://127.0.0.1:{b_port}/mcp"
+    with http_service(
+        tmp_path / "a",
+        tmp_path / "a.log",
+        port=a_port,
+        GRAPHMEM_OAUTH="builtin",
+        GRAPHMEM_OAUTH_OWNER_SECRET=OWNER_SECRET,
+        GRAPHMEM_OAUTH_AUDIENCES=b_url,
+    ) as a:
+        client_id, client_secret = await register_introspector(a)
+        with http_service(
+            tmp_path / "b",
+            tmp_path / "b.log",
+            port=b_port,
+            GRAPHMEM_OAUTH="external",
+            GRAPHMEM_OAUTH_ISSUER_URL=origin(a),
+            GRAPHMEM_OAUTH_INTROSPECTION_URL=f"{origin(a)}/introspect",
+            GRAPHMEM_OAUTH_CLIENT_ID=client_id,
+            GRAPHMEM_OAUTH_CLIENT_SECRET=client_secret,
+        ) as b:
+            async with httpx.AsyncClient(timeout=WAIT) as http:
+                metadata = await http.get(f"{origin(b)}/.well-known/oauth-protected-resource/mcp")
+                assert metadata.json()["authorization_servers"] == [origin(a)]
+                # B is no authorization server itself.
+                assert (await http.post(f"{origin(b)}/register", json={})).status_code == 401
+            storage = MemoryStorage()
+            browser = OwnersBrowser()
+            async with oauth_client(b.url, storage, browser, mode="legacy") as client:
+                written = await call(client, "create_entities", entity("Via A"))
+                assert value(written) == entity("Via A")["entities"]
+            assert browser.visits == 1
+            async with oauth_client(b.url, storage, OwnersBrowser(secret=None)) as modern:
+                assert modern.protocol_version == "2026-07-28"
+                graph = value(await call(modern, "open_nodes", {"names": ["Via A"]}))
+                assert [e["name"] for e in graph["entities"]] == ["Via A"]
+            assert storage.tokens is not None
+            access = storage.tokens.access_token
+
+            # A token A issued for A itself is no token for B.
+            for_a = await tokens_by_hand(a, a.url)
+            assert_refused(
+                await post_initialize(b, for_a["access_token"]), b, f"issued for {a.url}"
+            )
+            # Revoked at A: refused at B on the next request (introspection every time).
+            assert (await post_initialize(b, access)).status_code == 200
+            assert storage.client is not None
+            async with httpx.AsyncClient(timeout=WAIT) as http:
+                revoked = await http.post(
+                    f"{origin(a)}/revoke",
+                    data={
+                        "token": access,
+                        "client_id": storage.client.client_id or "",
+                        "client_secret": storage.client.client_secret or "",
+                    },
+                )
+            assert revoked.status_code == 200, revoked.text
+            assert_refused(await post_initialize(b, access), b, "unknown, revoked or expired")
+
+
+async def test_introspection_needs_a_confidential_client_of_the_authorization_server(
+    builtin: HttpService,
+) -> None:
+    token = (await tokens_by_hand(builtin, builtin.url))["access_token"]
+    client_id, client_secret = await register_introspector(builtin)
+    endpoint = f"{origin(builtin)}/introspect"
+    async with httpx.AsyncClient(timeout=WAIT) as http:
+        anonymous = await http.post(endpoint, data={"token": token})
+        assert anonymous.status_code == 401
+        wrong = await http.post(
+            endpoint, data={"token": token, "client_id": client_id}, auth=(client_id, "wrong")
+        )
+        assert wrong.status_code == 401
+        answer = await http.post(
+            endpoint,
+            data={"token": token, "client_id": client_id},
+            auth=(client_id, client_secret),
+        )
+        assert answer.status_code == 200
+        claims = answer.json()
+        assert claims["active"] is True
+        assert claims["aud"] == builtin.url
+        assert claims["iss"] == origin(builtin)
+        assert claims["scope"] == "memory"
+        unknown = await http.post(
+            endpoint,
+            data={"token": "no-such-token", "client_id": client_id},
+            auth=(client_id, client_secret),
+        )
+        assert unknown.json() == {"active": False}
