@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -401,3 +404,42 @@ async def test_introspection_needs_a_confidential_client_of_the_authorization_se
             auth=(client_id, client_secret),
         )
         assert unknown.json() == {"active": False}
+
+
+def serve_refusal(tmp_path: Path, **env: str) -> tuple[int, str]:
+    """`serve --http` with `env`, expected to refuse at once: its status and stderr."""
+    environment = {
+        "GRAPHMEM_DIR": str(tmp_path / "data"),
+        "GRAPHMEM_SCHEMAS_DIR": str(tmp_path / "schemas"),
+        "PATH": os.environ.get("PATH", ""),
+        **env,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem", "serve", "--http", f"127.0.0.1:{free_port()}"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stderr
+
+
+def test_builtin_mode_without_an_owner_secret_refuses_to_start_and_says_how(
+    tmp_path: Path,
+) -> None:
+    status, stderr = serve_refusal(tmp_path, GRAPHMEM_OAUTH="builtin")
+    assert status == 2, stderr
+    assert "GRAPHMEM_OAUTH_OWNER_SECRET" in stderr and "Traceback" not in stderr
+    assert not (tmp_path / "data").exists(), "the store was opened before the refusal"
+
+
+def test_a_damaged_oauth_state_file_stops_the_service_with_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "oauth-builtin.json").write_text("{damaged")
+    status, stderr = serve_refusal(
+        tmp_path, GRAPHMEM_OAUTH="builtin", GRAPHMEM_OAUTH_OWNER_SECRET=OWNER_SECRET
+    )
+    assert status == 2, stderr
+    assert "move it aside" in stderr and "Traceback" not in stderr

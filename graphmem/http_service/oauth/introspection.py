@@ -60,27 +60,35 @@ class IntrospectionVerifier:
         except ValueError:
             log.warning("oauth_introspection_not_json", endpoint=self.endpoint)
             return None
-        return self._access_token(token, answer) if isinstance(answer, dict) else None
+        if not isinstance(answer, dict):
+            return None
+        return access_token_from(answer, token, issuer=self.issuer, resource=self.resource)
 
-    def _access_token(self, token: str, answer: dict[str, Any]) -> AccessToken | None:
-        if answer.get("active") is not True:
-            return None
-        issuer = answer.get("iss")
-        if issuer is not None and str(issuer).rstrip("/") != self.issuer:
-            log.warning("oauth_token_from_another_issuer", issuer=str(issuer))
-            return None
-        audience = answer.get("aud")
-        audiences = audience if isinstance(audience, list) else [audience]
-        ours = [a for a in audiences if isinstance(a, str) and a.rstrip("/") == self.resource]
-        resource = ours[0] if ours else next((a for a in audiences if isinstance(a, str)), None)
-        expires = answer.get("exp")
-        scope = answer.get("scope")
-        return AccessToken(
-            token=token,
-            client_id=str(answer.get("client_id") or "unknown"),
-            scopes=scope.split() if isinstance(scope, str) else [],
-            expires_at=int(expires) if isinstance(expires, int | float) else None,
-            resource=resource,
-            subject=str(answer["sub"]) if answer.get("sub") is not None else None,
-            claims={"iss": issuer} if issuer is not None else None,
-        )
+
+def access_token_from(
+    answer: dict[str, Any], token: str, *, issuer: str, resource: str
+) -> AccessToken | None:
+    """The access token an introspection `answer` describes; None when it is inactive or
+    from another issuer. `resource`: the entry of `aud` that is this service, if any."""
+    if answer.get("active") is not True:
+        return None
+    said_issuer = answer.get("iss")
+    if said_issuer is not None and str(said_issuer).rstrip("/") != issuer.rstrip("/"):
+        log.warning("oauth_token_from_another_issuer", issuer=str(said_issuer))
+        return None
+    audience = answer.get("aud")
+    audiences = [
+        a for a in (audience if isinstance(audience, list) else [audience]) if isinstance(a, str)
+    ]
+    ours = [a for a in audiences if a.rstrip("/") == resource.rstrip("/")]
+    expires = answer.get("exp")
+    scope = answer.get("scope")
+    return AccessToken(
+        token=token,
+        client_id=str(answer.get("client_id") or "unknown"),
+        scopes=scope.split() if isinstance(scope, str) else [],
+        expires_at=int(expires) if isinstance(expires, int | float) else None,
+        resource=next(iter(ours or audiences), None),
+        subject=str(answer["sub"]) if answer.get("sub") is not None else None,
+        claims={"iss": said_issuer} if said_issuer is not None else None,
+    )

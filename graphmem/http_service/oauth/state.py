@@ -54,9 +54,12 @@ def digest(token: str) -> str:
 class BuiltinState:
     """Clients and token digests, read once at start-up and written through on each change."""
 
-    def __init__(self, path: Path, now: Callable[[], float]) -> None:
+    def __init__(
+        self, path: Path, now: Callable[[], float], max_clients: int = MAX_CLIENTS
+    ) -> None:
         self.path = path
         self.now = now
+        self.max_clients = max_clients
         self._data = self._read()
 
     def _read(self) -> _File:
@@ -95,7 +98,7 @@ class BuiltinState:
         """Register `client`; False when every registered client still holds a live token."""
         assert client.client_id is not None  # the SDK's registration handler assigns one
         data = self._data
-        if len(data.clients) >= MAX_CLIENTS:
+        if len(data.clients) >= self.max_clients:
             holding = {t.client_id for t in data.tokens.values() if t.expires_at > self.now()}
             idle = next((c for c in data.client_order if c not in holding), None)
             if idle is None:
