@@ -222,7 +222,7 @@ def _oauth(settings: Settings) -> Iterator[Finding]:
         f"scopes {' '.join(oauth.scopes) or '(none)'}; metadata at {plan.metadata_url}",
     )
     if oauth.mode == "builtin":
-        owner = "GRAPHMEM_OAUTH_OWNER_SECRET" if oauth.owner_secret else "the static token(s)"
+        owner = "GRAPHMEM_OAUTH_OWNER_SECRET" if oauth.owner_secret else "GRAPHMEM_HTTP_TOKEN"
         try:
             state = BuiltinState(settings.data_dir / OAUTH_STATE_FILE, lambda: 0.0)
         except OAuthStateError as error:

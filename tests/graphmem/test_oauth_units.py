@@ -61,6 +61,14 @@ def test_builtin_mode_without_an_owner_secret_or_a_static_token_cannot_start() -
     assert plan is not None and plan.owner == static
 
 
+def test_a_token_files_named_tokens_cannot_approve_clients(tmp_path: Path) -> None:
+    file = tmp_path / "tokens"
+    file.write_text(f"alice:{SECRET}\n")
+    named = load_tokens(HttpSettings(token_file=file))
+    with pytest.raises(OAuthConfigError, match="a token file's tokens do not"):
+        plan_oauth(OAuthSettings(mode="builtin"), "127.0.0.1", 8765, named)
+
+
 def test_the_plan_binds_tokens_to_the_bound_address_unless_a_resource_url_is_set() -> None:
     plan = plan_oauth(OAuthSettings(mode="builtin", owner_secret=SECRET), "::1", 9000, ())
     assert plan is not None

@@ -17,7 +17,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from graphmem.config import OAuthSettings
-from graphmem.http_service.auth import NamedToken, TokenError, named_token
+from graphmem.http_service.auth import DEFAULT_TOKEN_NAME, NamedToken, TokenError, named_token
 from graphmem.http_service.oauth.consent import CONSENT_PATH, INTROSPECTION_PATH, consent_routes
 from graphmem.http_service.oauth.gate import OAuthGate
 from graphmem.http_service.oauth.introspection import IntrospectionVerifier
@@ -88,12 +88,14 @@ def plan_oauth(
             except TokenError as error:
                 raise OAuthConfigError(str(error)) from None
         else:
-            owner = tokens
+            # GRAPHMEM_HTTP_TOKEN's only: a token file's named tokens are other people's.
+            owner = tuple(t for t in tokens if t.name == DEFAULT_TOKEN_NAME)
         if not owner:
             raise OAuthConfigError(
                 "GRAPHMEM_OAUTH=builtin approves each client with the owner's secret, and none "
                 "is set: set GRAPHMEM_OAUTH_OWNER_SECRET (or GRAPHMEM_HTTP_TOKEN, which then "
-                "serves as the owner secret too) to a long random secret"
+                "serves as the owner secret too; a token file's tokens do not) to a long "
+                "random secret"
             )
     metadata_url = str(build_resource_metadata_url(AnyHttpUrl(resource)))
     return OAuthPlan(oauth, resource, issuer, metadata_url, owner)
