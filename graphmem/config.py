@@ -66,8 +66,10 @@ class OAuthSettings:
     resource_url: str | None = None
     # The authorization server's issuer; None with builtin: the resource URL's origin.
     issuer_url: str | None = None
-    # external: the RFC 7662 endpoint, and the credentials this service presents to it.
+    # external: the RFC 7662 endpoint, and the credentials this service presents to it;
+    # and/or the JWKS URL whose keys sign the server's JWT access tokens.
     introspection_url: str | None = None
+    jwks_url: str | None = None
     client_id: str | None = None
     client_secret: str | None = field(default=None, repr=False)
     # Scopes a token must carry (and builtin grants).
@@ -94,15 +96,19 @@ class OAuthSettings:
                 "GRAPHMEM_OAUTH_RESOURCE_URL",
                 "GRAPHMEM_OAUTH_ISSUER_URL",
                 "GRAPHMEM_OAUTH_INTROSPECTION_URL",
+                "GRAPHMEM_OAUTH_JWKS_URL",
             )
         }
-        if mode == "external":
-            needed = ("GRAPHMEM_OAUTH_ISSUER_URL", "GRAPHMEM_OAUTH_INTROSPECTION_URL")
-            if missing := [n for n in needed if urls[n] is None]:
-                raise SettingsError(
-                    f"GRAPHMEM_OAUTH=external needs {' and '.join(missing)}: the authorization "
-                    "server's issuer URL and its token introspection (RFC 7662) endpoint"
-                )
+        checks = (urls["GRAPHMEM_OAUTH_INTROSPECTION_URL"], urls["GRAPHMEM_OAUTH_JWKS_URL"])
+        if mode == "external" and (
+            urls["GRAPHMEM_OAUTH_ISSUER_URL"] is None or checks == (None, None)
+        ):
+            raise SettingsError(
+                "GRAPHMEM_OAUTH=external needs GRAPHMEM_OAUTH_ISSUER_URL (the authorization "
+                "server's issuer) and a way to check its tokens: GRAPHMEM_OAUTH_INTROSPECTION_URL "
+                "(its RFC 7662 endpoint) and/or GRAPHMEM_OAUTH_JWKS_URL (the keys that sign its "
+                "JWT access tokens)"
+            )
         scopes = tuple(dict.fromkeys(_items(env.get("GRAPHMEM_OAUTH_SCOPES", "memory"))))
         defaults = cls()
         return cls(
@@ -110,6 +116,7 @@ class OAuthSettings:
             resource_url=urls["GRAPHMEM_OAUTH_RESOURCE_URL"],
             issuer_url=urls["GRAPHMEM_OAUTH_ISSUER_URL"],
             introspection_url=urls["GRAPHMEM_OAUTH_INTROSPECTION_URL"],
+            jwks_url=urls["GRAPHMEM_OAUTH_JWKS_URL"],
             client_id=env.get("GRAPHMEM_OAUTH_CLIENT_ID") or None,
             client_secret=env.get("GRAPHMEM_OAUTH_CLIENT_SECRET") or None,
             scopes=scopes,

@@ -235,7 +235,9 @@ def _oauth(settings: Settings) -> Iterator[Finding]:
             f"registered ({state.path})",
         )
         return
-    yield _external_reach(plan.issuer, has_credentials=bool(oauth.client_id))
+    # Introspection needs this service's client credentials; JWKS checks need none.
+    needs = oauth.introspection_url is not None and not oauth.client_id
+    yield _external_reach(plan.issuer, has_credentials=not needs)
 
 
 def _external_reach(issuer: str, *, has_credentials: bool) -> Finding:

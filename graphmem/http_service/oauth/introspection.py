@@ -68,8 +68,9 @@ class IntrospectionVerifier:
 def access_token_from(
     answer: dict[str, Any], token: str, *, issuer: str, resource: str
 ) -> AccessToken | None:
-    """The access token an introspection `answer` describes; None when it is inactive or
-    from another issuer. `resource`: the entry of `aud` that is this service, if any."""
+    """The access token an introspection `answer` (or a verified JWT's claims, with
+    `active`) describes; None when it is inactive or from another issuer. Its resource: the
+    entry of `aud` that is this service's `resource`, else the first."""
     if answer.get("active") is not True:
         return None
     said_issuer = answer.get("iss")
@@ -83,10 +84,15 @@ def access_token_from(
     ours = [a for a in audiences if a.rstrip("/") == resource.rstrip("/")]
     expires = answer.get("exp")
     scope = answer.get("scope")
+    # `scp`: the list some servers (Okta, Entra) put in a JWT instead of a `scope` string.
+    listed = answer.get("scp")
+    scopes = scope.split() if isinstance(scope, str) else []
+    if not scopes and isinstance(listed, list):
+        scopes = [s for s in listed if isinstance(s, str)]
     return AccessToken(
         token=token,
-        client_id=str(answer.get("client_id") or "unknown"),
-        scopes=scope.split() if isinstance(scope, str) else [],
+        client_id=str(answer.get("client_id") or answer.get("azp") or "unknown"),
+        scopes=scopes,
         expires_at=int(expires) if isinstance(expires, int | float) else None,
         resource=next(iter(ours or audiences), None),
         subject=str(answer["sub"]) if answer.get("sub") is not None else None,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.routes import build_resource_metadata_url, validate_issuer_url
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from pydantic import AnyHttpUrl, ValidationError
@@ -21,6 +21,7 @@ from graphmem.http_service.auth import DEFAULT_TOKEN_NAME, NamedToken, TokenErro
 from graphmem.http_service.oauth.consent import CONSENT_PATH, INTROSPECTION_PATH, consent_routes
 from graphmem.http_service.oauth.gate import OAuthGate
 from graphmem.http_service.oauth.introspection import IntrospectionVerifier
+from graphmem.http_service.oauth.jwks import JwksVerifier
 from graphmem.http_service.oauth.provider import SingleUserProvider
 from graphmem.http_service.oauth.state import STATE_FILE, BuiltinState
 
@@ -154,15 +155,7 @@ def start_oauth(plan: OAuthPlan, data_dir: Path, now: Callable[[], float]) -> OA
     """The service for `plan`; builtin reads its state from `data_dir`."""
     oauth = plan.settings
     if plan.mode == "external":
-        assert oauth.introspection_url is not None  # OAuthSettings.from_env requires it
-        verifier = IntrospectionVerifier(
-            oauth.introspection_url,
-            issuer=plan.issuer,
-            resource=plan.resource,
-            client_id=oauth.client_id,
-            client_secret=oauth.client_secret,
-        )
-        return OAuthService(plan, verifier, None, [])
+        return OAuthService(plan, _external_verifier(plan), None, [])
     provider = SingleUserProvider(
         BuiltinState(data_dir / STATE_FILE, now),
         issuer=plan.issuer,
@@ -173,3 +166,36 @@ def start_oauth(plan: OAuthPlan, data_dir: Path, now: Callable[[], float]) -> OA
         refresh_seconds=oauth.refresh_token_seconds,
     )
     return OAuthService(plan, provider, provider, consent_routes(provider, plan.owner))
+
+
+class _ByShape:
+    """JWTs (three dot-separated parts) to the JWKS check, other tokens to introspection."""
+
+    def __init__(self, jwts: JwksVerifier, others: IntrospectionVerifier) -> None:
+        self.jwts = jwts
+        self.others = others
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if token.count(".") == 2:
+            return await self.jwts.verify_token(token)
+        return await self.others.verify_token(token)
+
+
+def _external_verifier(plan: OAuthPlan) -> TokenVerifier:
+    oauth = plan.settings
+    jwts = (
+        JwksVerifier(oauth.jwks_url, issuer=plan.issuer, resource=plan.resource)
+        if oauth.jwks_url
+        else None
+    )
+    if oauth.introspection_url is None:
+        assert jwts is not None  # OAuthSettings.from_env requires one of the two
+        return jwts
+    others = IntrospectionVerifier(
+        oauth.introspection_url,
+        issuer=plan.issuer,
+        resource=plan.resource,
+        client_id=oauth.client_id,
+        client_secret=oauth.client_secret,
+    )
+    return others if jwts is None else _ByShape(jwts, others)
