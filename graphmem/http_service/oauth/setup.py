@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    OAuthAuthorizationServerProvider,
+    RefreshToken,
+    TokenVerifier,
+)
 from mcp.server.auth.routes import build_resource_metadata_url, validate_issuer_url
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from pydantic import AnyHttpUrl, ValidationError
@@ -156,6 +162,8 @@ def start_oauth(plan: OAuthPlan, data_dir: Path, now: Callable[[], float]) -> OA
     oauth = plan.settings
     if plan.mode == "external":
         return OAuthService(plan, _external_verifier(plan), None, [])
+    # Typed as the SDK's protocol, so mypy holds the provider to it.
+    provider: OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]
     provider = SingleUserProvider(
         BuiltinState(data_dir / STATE_FILE, now),
         issuer=plan.issuer,
