@@ -51,6 +51,98 @@ def parse_tools(value: str, where: str = "GRAPHMEM_TOOLS") -> tuple[str, ...]:
     return names
 
 
+# GRAPHMEM_OAUTH: who vouches for the bearer tokens of the HTTP service. "off": only the static
+# tokens; "builtin": graphmem is its own single-user authorization server; "external": tokens
+# come from another authorization server and are checked by its introspection endpoint.
+OAUTH_MODES = ("off", "builtin", "external")
+
+
+@dataclass(frozen=True)
+class OAuthSettings:
+    """OAuth 2.1 for remote clients (off unless GRAPHMEM_OAUTH is builtin or external)."""
+
+    mode: str = "off"
+    # The URL clients reach /mcp at (the tokens' audience); None: http://HOST:PORT/mcp.
+    resource_url: str | None = None
+    # The authorization server's issuer; None with builtin: the resource URL's origin.
+    issuer_url: str | None = None
+    # external: the RFC 7662 endpoint, and the credentials this service presents to it;
+    # and/or the JWKS URL whose keys sign the server's JWT access tokens.
+    introspection_url: str | None = None
+    jwks_url: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    # Scopes a token must carry (and builtin grants).
+    scopes: tuple[str, ...] = ("memory",)
+    # builtin: the secret the owner types to approve a client (else the static token does).
+    owner_secret: str | None = field(default=None, repr=False)
+    # builtin: other resources (graphmem services using this one as their external server)
+    # it may issue tokens for.
+    audiences: tuple[str, ...] = ()
+    access_token_seconds: float = 3600.0
+    refresh_token_seconds: float = 30 * 86400.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> OAuthSettings:
+        mode = (env.get("GRAPHMEM_OAUTH") or "off").strip().lower()
+        if mode not in OAUTH_MODES:
+            raise SettingsError(
+                f"GRAPHMEM_OAUTH={env['GRAPHMEM_OAUTH']!r} is not an OAuth mode; use one of: "
+                f"{', '.join(OAUTH_MODES)} (default off: static bearer tokens only)"
+            )
+        urls = {
+            name: _url(env, name)
+            for name in (
+                "GRAPHMEM_OAUTH_RESOURCE_URL",
+                "GRAPHMEM_OAUTH_ISSUER_URL",
+                "GRAPHMEM_OAUTH_INTROSPECTION_URL",
+                "GRAPHMEM_OAUTH_JWKS_URL",
+            )
+        }
+        checks = (urls["GRAPHMEM_OAUTH_INTROSPECTION_URL"], urls["GRAPHMEM_OAUTH_JWKS_URL"])
+        if mode == "external" and (
+            urls["GRAPHMEM_OAUTH_ISSUER_URL"] is None or checks == (None, None)
+        ):
+            raise SettingsError(
+                "GRAPHMEM_OAUTH=external needs GRAPHMEM_OAUTH_ISSUER_URL (the authorization "
+                "server's issuer) and a way to check its tokens: GRAPHMEM_OAUTH_INTROSPECTION_URL "
+                "(its RFC 7662 endpoint) and/or GRAPHMEM_OAUTH_JWKS_URL (the keys that sign its "
+                "JWT access tokens)"
+            )
+        scopes = tuple(dict.fromkeys(_items(env.get("GRAPHMEM_OAUTH_SCOPES", "memory"))))
+        defaults = cls()
+        return cls(
+            mode=mode,
+            resource_url=urls["GRAPHMEM_OAUTH_RESOURCE_URL"],
+            issuer_url=urls["GRAPHMEM_OAUTH_ISSUER_URL"],
+            introspection_url=urls["GRAPHMEM_OAUTH_INTROSPECTION_URL"],
+            jwks_url=urls["GRAPHMEM_OAUTH_JWKS_URL"],
+            client_id=env.get("GRAPHMEM_OAUTH_CLIENT_ID") or None,
+            client_secret=env.get("GRAPHMEM_OAUTH_CLIENT_SECRET") or None,
+            scopes=scopes,
+            owner_secret=env.get("GRAPHMEM_OAUTH_OWNER_SECRET") or None,
+            audiences=tuple(u.rstrip("/") for u in _items(env.get("GRAPHMEM_OAUTH_AUDIENCES", ""))),
+            access_token_seconds=_seconds(
+                env, "GRAPHMEM_OAUTH_ACCESS_TOKEN_SECONDS", defaults.access_token_seconds
+            ),
+            refresh_token_seconds=_seconds(
+                env, "GRAPHMEM_OAUTH_REFRESH_TOKEN_SECONDS", defaults.refresh_token_seconds
+            ),
+        )
+
+
+def _url(env: Mapping[str, str], name: str) -> str | None:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return None
+    if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", raw):
+        raise SettingsError(
+            f"{name}={raw!r} is not an http(s) URL without query or fragment "
+            "(e.g. https://memory.example.com/mcp)"
+        )
+    return raw.rstrip("/") if raw.count("/") > 2 else raw
+
+
 @dataclass(frozen=True)
 class HttpSettings:
     """The shared HTTP service's guards: who may call it, by which names, and what it holds."""
@@ -69,6 +161,7 @@ class HttpSettings:
     max_sessions_per_client: int = 100
     # A connection must send a request's whole header within this many seconds.
     header_timeout_seconds: float = 10.0
+    oauth: OAuthSettings = field(default_factory=OAuthSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> HttpSettings:
@@ -90,6 +183,7 @@ class HttpSettings:
             header_timeout_seconds=_seconds(
                 env, "GRAPHMEM_HTTP_HEADER_TIMEOUT_SECONDS", defaults.header_timeout_seconds
             ),
+            oauth=OAuthSettings.from_env(env),
         )
 
 

@@ -7,6 +7,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import anyio
 import structlog
@@ -28,6 +29,7 @@ from graphmem.http_service import (
     header_timeout_protocol,
     security_settings,
 )
+from graphmem.http_service.oauth import OAuthPlan, start_oauth
 from graphmem.metrics import ServiceMetrics
 from graphmem.notifier import Notifier
 from graphmem.server import MemoryServer, build_server
@@ -98,10 +100,21 @@ def _guarded_app(
     host: str,
     tokens: tuple[NamedToken, ...],
     scraper: NamedToken | None = None,
+    *,
+    oauth: OAuthPlan | None = None,
 ) -> ASGIApp:
-    """The SDK's streamable-HTTP app behind the guards of `graphmem.http_service`."""
+    """The SDK's streamable-HTTP app behind the guards of `graphmem.http_service`; with
+    `oauth`, the OAuth gate stands where the static-token check does."""
     http = app.settings.http
-    security = security_settings(host, http.allowed_hosts, http.allowed_origins)
+    # The host clients name in the resource URL is accepted like the bind address.
+    public_host = (urlsplit(oauth.resource).netloc,) if oauth is not None else ()
+    security = security_settings(host, (*http.allowed_hosts, *public_host), http.allowed_origins)
+    wall_clock = app.settings.graph.wall_clock()
+
+    def now() -> float:
+        return wall_clock() / 1000
+
+    service = start_oauth(oauth, app.settings.data_dir, now) if oauth is not None else None
     limits = SessionLimits(
         max_sessions=http.max_sessions,
         per_client=http.max_sessions_per_client,
@@ -114,6 +127,7 @@ def _guarded_app(
         session_idle_timeout=http.session_idle_seconds,
         # The guard admits sessions; the SDK's own cap only backs it up.
         max_sessions=2 * http.max_sessions,
+        **(service.app_arguments() if service is not None else {}),
     )
     sessions = SessionGuard(sdk_app, HTTP_PATH, limits)
     guarded: ASGIApp = InvalidIdCheck(sessions)
@@ -121,7 +135,10 @@ def _guarded_app(
     if server.metrics is not None:
         server.metrics.open_sessions = sessions.open_sessions
         guarded = observability = Observability(guarded, server.metrics)
-    guarded = BearerAuth(guarded, tokens)
+    if service is not None:
+        guarded = service.gate(guarded, tokens, now)
+    else:
+        guarded = BearerAuth(guarded, tokens)
     if scraper is not None and observability is not None:
         guarded = MetricsTokenGate(guarded, scraper, observability)
     return HostCheck(guarded, security)
@@ -133,13 +150,16 @@ def serve_http(
     port: int,
     tokens: tuple[NamedToken, ...] = (),
     scraper: NamedToken | None = None,
+    *,
+    oauth: OAuthPlan | None = None,
 ) -> None:
-    """Serve streamable HTTP on host:port; `tokens` (required off loopback: the caller checks
-    with `http_service.exposure_problem`) are the bearer tokens clients must present;
-    `scraper` (GRAPHMEM_METRICS_TOKEN) one good for /health and /metrics only."""
+    """Serve streamable HTTP on host:port; `tokens` (required off loopback unless `oauth`: the
+    caller checks with `http_service.exposure_problem`) are the bearer tokens clients must
+    present; `scraper` (GRAPHMEM_METRICS_TOKEN) one good for /health and /metrics only;
+    `oauth` (GRAPHMEM_OAUTH) OAuth 2.1 access tokens besides the static ones."""
     with serving(app) as (notifier, server):
         config = uvicorn.Config(
-            _guarded_app(server, app, host, tokens, scraper),
+            _guarded_app(server, app, host, tokens, scraper, oauth=oauth),
             host=host,
             port=port,
             log_config=None,
@@ -154,6 +174,7 @@ def serve_http(
                 "http_listening",
                 url=f"http://{host}:{port}{HTTP_PATH}",
                 tokens=[t.name for t in tokens],
+                oauth=oauth.mode if oauth is not None else "off",
             )
             await http.serve()
 

@@ -15,6 +15,8 @@ from enum import StrEnum
 from importlib.util import find_spec
 from pathlib import Path
 
+import httpx2 as httpx
+
 from actors.schema_files import scan_folders
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.verify import LogReport, verify_log
@@ -23,8 +25,13 @@ from graphmem.cli.check import summarize, verdict
 from graphmem.cli.hub_reach import reach_hub
 from graphmem.config import Settings
 from graphmem.faults import FAULTS, explain
+from graphmem.http_service import TokenError, load_tokens
+from graphmem.http_service.oauth import OAuthConfigError, OAuthStateError, plan_oauth
+from graphmem.http_service.oauth.state import STATE_FILE as OAUTH_STATE_FILE
+from graphmem.http_service.oauth.state import BuiltinState
 from graphmem.replication.status import STATE_FILE, read_state, redact
 from graphmem.tools.catalog import STATIC_TOOL_NAMES
+from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
 from projections.graph import GraphProjection
 
 __all__ = ["EXTRAS", "Finding", "Level", "diagnose"]
@@ -60,6 +67,7 @@ def diagnose(
     yield from _settings(settings, environ, data_dir_given=data_dir_given)
     yield from _extras(settings)
     yield from _replication(settings)
+    yield from _oauth(settings)
     data_dir = settings.data_dir
     if not data_dir.exists():
         yield Finding(
@@ -127,6 +135,7 @@ def _settings(
             if settings.http.token
             else source("GRAPHMEM_HTTP_TOKEN_FILE"),
         ),
+        ("OAuth", settings.http.oauth.mode, source("GRAPHMEM_OAUTH")),
     )
     for name, value, where in shown:
         yield Finding(Level.OK, "setting", f"{name} = {value} ({where})")
@@ -181,6 +190,79 @@ def _replication(settings: Settings) -> Iterator[Finding]:
             f"the server's link last reported: {state['last_error']} "
             f"(`graphmem replication status` shows its state)",
         )
+
+
+# How long the doctor waits for an external authorization server's metadata.
+OAUTH_REACH_SECONDS = 5.0
+
+
+def _oauth(settings: Settings) -> Iterator[Finding]:
+    """When GRAPHMEM_OAUTH is on: the URLs in force (for `serve --http` on its default
+    address unless GRAPHMEM_OAUTH_RESOURCE_URL says), the built-in server's state, and whether
+    the external server publishes its metadata."""
+    oauth = settings.http.oauth
+    if oauth.mode == "off":
+        return
+    try:
+        tokens = load_tokens(settings.http)
+    except TokenError:
+        tokens = ()  # the HTTP tokens finding above already says what is wrong
+    try:
+        plan = plan_oauth(oauth, DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, tokens)
+    except OAuthConfigError as error:
+        yield Finding(
+            Level.PROBLEM, "oauth", str(error), "`serve --http` refuses to start until then"
+        )
+        return
+    assert plan is not None
+    yield Finding(
+        Level.OK,
+        "oauth",
+        f"{oauth.mode}: tokens must be issued for {plan.resource} by {plan.issuer}, with "
+        f"scopes {' '.join(oauth.scopes) or '(none)'}; metadata at {plan.metadata_url}",
+    )
+    if oauth.mode == "builtin":
+        owner = "GRAPHMEM_OAUTH_OWNER_SECRET" if oauth.owner_secret else "GRAPHMEM_HTTP_TOKEN"
+        try:
+            state = BuiltinState(settings.data_dir / OAUTH_STATE_FILE, lambda: 0.0)
+        except OAuthStateError as error:
+            yield Finding(Level.PROBLEM, "oauth", str(error))
+            return
+        yield Finding(
+            Level.OK,
+            "oauth",
+            f"the owner approves clients with {owner}; {state.client_count()} client(s) "
+            f"registered ({state.path})",
+        )
+        return
+    # Introspection needs this service's client credentials; JWKS checks need none.
+    needs = oauth.introspection_url is not None and not oauth.client_id
+    yield _external_reach(plan.issuer, has_credentials=not needs)
+
+
+def _external_reach(issuer: str, *, has_credentials: bool) -> Finding:
+    metadata = issuer.rstrip("/") + "/.well-known/oauth-authorization-server"
+    try:
+        answer = httpx.get(metadata, timeout=OAUTH_REACH_SECONDS)
+        problem = None if answer.status_code == 200 else f"HTTP {answer.status_code}"
+    except httpx.HTTPError as error:
+        problem = str(error) or type(error).__name__
+    if problem is not None:
+        return Finding(
+            Level.WARNING,
+            "oauth",
+            f"the authorization server's metadata {metadata} does not answer ({problem}); "
+            "clients cannot sign in and every OAuth token is refused",
+            "check GRAPHMEM_OAUTH_ISSUER_URL and that the server runs and is reachable",
+        )
+    if not has_credentials:
+        return Finding(
+            Level.WARNING,
+            "oauth",
+            f"{issuer} answers, but no GRAPHMEM_OAUTH_CLIENT_ID/SECRET is set for introspection",
+            "register this service as a confidential client there and set both",
+        )
+    return Finding(Level.OK, "oauth", f"the authorization server {issuer} answers")
 
 
 def _permissions(data_dir: Path) -> Iterator[Finding]:

@@ -12,6 +12,7 @@ from graphmem.cli.command import CliError, Subparsers
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
 from graphmem.embedding.loader import embedder_problem
 from graphmem.http_service import TokenError, exposure_problem, load_tokens, metrics_token
+from graphmem.http_service.oauth import OAuthConfigError, OAuthStateError, plan_oauth
 from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serve_http, serve_stdio
 
 __all__ = ["add_parsers", "host_port", "serve"]
@@ -103,15 +104,22 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     try:
         tokens = load_tokens(settings.http)
         scraper = metrics_token(settings.http)
-    except TokenError as error:
+        oauth = plan_oauth(settings.http.oauth, *http, tokens)
+    except (TokenError, OAuthConfigError) as error:
         raise CliError(str(error), code=2) from None
-    if (unsafe := exposure_problem(http[0], tokens)) is not None:
+    # OAuth mode guards every path but its public OAuth ones, with or without static tokens.
+    if oauth is None and (unsafe := exposure_problem(http[0], tokens)) is not None:
         raise CliError(unsafe, code=2)
-    with (
-        running(settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True) as app,
-        _scheduled_backups(settings),
-    ):
-        serve_http(app, *http, tokens, scraper)
+    try:
+        with (
+            running(
+                settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True
+            ) as app,
+            _scheduled_backups(settings),
+        ):
+            serve_http(app, *http, tokens, scraper, oauth=oauth)
+    except OAuthStateError as error:
+        raise CliError(str(error), code=2) from None
     return 0
 
 

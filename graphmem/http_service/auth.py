@@ -56,6 +56,11 @@ def _named(name: str, secret: str, where: str) -> NamedToken:
     return NamedToken(name, _digest(secret))
 
 
+def named_token(name: str, secret: str, where: str) -> NamedToken:
+    """`secret` as a token named `name`; TokenError (naming `where`) when it is too short."""
+    return _named(name, secret.strip(), where)
+
+
 def _from_file(lines: Iterable[str], where: str) -> list[NamedToken]:
     tokens = []
     for number, line in enumerate(lines, start=1):

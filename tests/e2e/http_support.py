@@ -108,12 +108,14 @@ def http_service(
     *,
     module: str = "graphmem",
     host: str = HOST,
+    port: int | None = None,
     **env_extra: str,
 ) -> Iterator[HttpService]:
     """Run `python -m graphmem serve --http` on `data_dir` until the block ends (`module`: a
     stand-in for graphmem, such as tests.e2e.upgraded_graphmem; `host`: a loopback address,
-    e.g. 127.0.0.2 to stand for one beyond loopback; `env_extra`: more settings)."""
-    port = free_port(host)
+    e.g. 127.0.0.2 to stand for one beyond loopback; `port`: one chosen with `free_port`, when
+    another service must know it first; `env_extra`: more settings)."""
+    port = port or free_port(host)
     user_schemas = data_dir / "user-schemas"  # never a developer's ~/.config/graphmem
     user_schemas.mkdir(parents=True, exist_ok=True)
     env = {

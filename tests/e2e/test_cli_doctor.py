@@ -129,3 +129,32 @@ def test_doctor_says_the_replication_hub_does_not_answer_and_what_to_do(
 def test_doctor_says_nothing_of_replication_when_it_is_off(data_dir: Path) -> None:
     done = graphmem(data_dir, "doctor")
     assert "replication:" not in done.stdout
+
+
+def test_doctor_reports_oauth_mode_and_an_external_server_that_does_not_answer(
+    data_dir: Path,
+) -> None:
+    issuer = f"http://127.0.0.1:{free_port('127.0.0.1')}"  # nothing listens there
+    env = {
+        "GRAPHMEM_OAUTH": "external",
+        "GRAPHMEM_OAUTH_ISSUER_URL": issuer,
+        "GRAPHMEM_OAUTH_INTROSPECTION_URL": f"{issuer}/introspect",
+    }
+    done = graphmem(data_dir, "doctor", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr  # a warning
+    assert "OAuth = external (from GRAPHMEM_OAUTH)" in done.stdout
+    assert "tokens must be issued for http://127.0.0.1:8765/mcp by " + issuer in done.stdout
+    (warning,) = [line for line in lines(done.stdout, "warning") if "oauth:" in line]
+    assert f"{issuer}/.well-known/oauth-authorization-server does not answer" in warning
+    assert "-> check GRAPHMEM_OAUTH_ISSUER_URL" in warning
+
+
+def test_doctor_says_builtin_oauth_has_no_owner_secret_and_what_to_set(data_dir: Path) -> None:
+    done = graphmem(data_dir, "doctor", env={"GRAPHMEM_OAUTH": "builtin"})
+    assert done.returncode == 1
+    (problem,) = [line for line in lines(done.stdout, "PROBLEM") if "oauth:" in line]
+    assert "set GRAPHMEM_OAUTH_OWNER_SECRET" in problem
+    secret = {"GRAPHMEM_OAUTH": "builtin", "GRAPHMEM_OAUTH_OWNER_SECRET": "x" * 32}
+    fine = graphmem(data_dir, "doctor", env=secret)
+    assert fine.returncode == 0, fine.stdout
+    assert "approves clients with GRAPHMEM_OAUTH_OWNER_SECRET; 0 client(s)" in fine.stdout
