@@ -29,7 +29,7 @@ from typing import Any
 
 from bench.dataset import write_jsonl
 from bench.machine import load_average, machine_facts
-from bench.servers import base_env
+from bench.rpc import base_env
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "import_bulk"
