@@ -109,7 +109,7 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
     done = 0
     try:
         with (
-            running(settings, load_schemas=False) as app,
+            running(settings, load_schemas=False, bulk_load=True) as app,
             tqdm(
                 total=len(parsed.entities) + len(parsed.relations),
                 file=sys.stderr,
