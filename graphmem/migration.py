@@ -178,7 +178,8 @@ class _Importer:
     def _create_entities(self, batch: list[EntityRecord]) -> list[tuple[EntityRecord, list[str]]]:
         """Create a batch; returns the observations of entities someone else created meanwhile."""
         command = CreateEntities(
-            entities=[EntityInput(e.name, e.entity_type, list(e.observations)) for e in batch]
+            # The records' lists as they are: nothing changes them once the file is read.
+            entities=[EntityInput(e.name, e.entity_type, e.observations) for e in batch]
         )
         result = self._execute(command, batch, "entities")
         if result is None:
