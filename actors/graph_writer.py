@@ -74,6 +74,14 @@ class ApplyRemote:
 
 
 @dataclass(frozen=True)
+class SaveCheckpoint:
+    """Checkpoint the read models now, whatever the interval, once queued commands are
+    committed; `reply` gets the position saved at (unchanged if the save was refused)."""
+
+    reply: Reply[int]
+
+
+@dataclass(frozen=True)
 class Rebuild:
     """Rebuild the read models from the log in the background while the old ones keep serving;
     `reply` gets a RebuildResult once the new ones have caught up and replaced them."""
@@ -305,6 +313,11 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._answer(reply, query, lambda: self._models.graph)
             case AskModels(query=models_query, reply=reply):
                 self._answer(reply, models_query, lambda: self._models)
+            case SaveCheckpoint(reply=reply):
+                self._flush()
+                self._catch_up()  # only committed events in what is saved
+                self._save_checkpoints(final=True)
+                reply.ok(self._checkpoints.saved_at)
             case Rebuild(reply=reply):
                 self._start_rebuild("requested").waiters.append(reply)
             case _Rebuilt(folded=folded):
