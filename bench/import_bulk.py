@@ -80,8 +80,9 @@ def _checkpoint_seconds(log: Path) -> float | None:
     """The final checkpoint's seconds, from its `checkpoint_saved` log line."""
     found = None
     for raw in log.read_bytes().replace(b"\r", b"\n").splitlines():
-        if b"checkpoint_saved" in raw and raw.startswith(b"{"):
-            found = json.loads(raw).get("seconds")
+        # The line may follow the progress bar's last redraw.
+        if b'"checkpoint_saved"' in raw:
+            found = json.loads(raw[raw.index(b'{"') :]).get("seconds")
     return found
 
 
