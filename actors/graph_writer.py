@@ -76,7 +76,8 @@ class ApplyRemote:
 @dataclass(frozen=True)
 class SaveCheckpoint:
     """Checkpoint the read models now, whatever the interval, once queued commands are
-    committed; `reply` gets the position saved at (unchanged if the save was refused)."""
+    committed, unless the last checkpoint is already at their position; `reply` gets the
+    position saved at (unchanged if the save was refused)."""
 
     reply: Reply[int]
 
@@ -316,7 +317,8 @@ class GraphWriterActor(pykka.ThreadingActor):
             case SaveCheckpoint(reply=reply):
                 self._flush()
                 self._catch_up()  # only committed events in what is saved
-                self._save_checkpoints(final=True)
+                if self._models.position > self._checkpoints.saved_at:  # else nothing to add
+                    self._save_checkpoints(final=True)
                 reply.ok(self._checkpoints.saved_at)
             case Rebuild(reply=reply):
                 self._start_rebuild("requested").waiters.append(reply)

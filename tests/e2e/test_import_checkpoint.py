@@ -75,3 +75,23 @@ def test_the_import_saves_its_checkpoint_even_when_the_stop_would_skip_the_save(
     loaded = [e for e in log_lines(exported.stderr) if e["event"] == "graph_loaded"]
     assert [(e["checkpoint"], e["position"], e["verified_tail"]) for e in loaded] == [(400, 400, 0)]
     assert exported.stdout.count(b"\n") == 199
+
+
+def test_importing_the_same_file_again_saves_no_second_checkpoint(tmp_path: Path) -> None:
+    source = tmp_path / "memory.jsonl"
+    source.write_text(
+        json.dumps({"type": "entity", "name": "A", "entityType": "t", "observations": ["x"]})
+    )
+    data_dir = tmp_path / "data"
+    argv = [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), "import", str(source)]
+    first = subprocess.run(argv, capture_output=True, env=env("INFO"), timeout=TIMEOUT, check=False)
+    assert first.returncode == 0, first.stderr.decode()
+
+    again = subprocess.run(argv, capture_output=True, env=env("INFO"), timeout=TIMEOUT, check=False)
+
+    assert again.returncode == 0, again.stderr.decode()
+    assert "entities:     0 created, 1 already present" in again.stdout.decode()
+    # Nothing was added: the checkpoint the first import saved is still at the log's end.
+    events = [e["event"] for e in log_lines(again.stderr)]
+    assert "checkpoint_saved" not in events
+    assert "graph_loaded" in events
