@@ -18,6 +18,7 @@ from actors.graph_writer import (
     Execute,
     GraphWriterActor,
     Rebuild,
+    SaveCheckpoint,
 )
 from actors.read_models import ReadModels
 from actors.rebuild import RebuildResult
@@ -146,6 +147,14 @@ class GraphGateway:
         self._writer().tell(AskModels(query, reply))
         result: T = reply.wait(self.timeout)
         return result
+
+    def save_checkpoint_blocking(self, timeout: float) -> int:
+        """Checkpoint the read models now (a bulk load's one checkpoint, saved before a stop
+        whose budget would skip a save that long); returns the position saved at. `timeout`:
+        a save is in proportion to the graph (tens of seconds at a million entities)."""
+        reply: BlockingReply[int] = BlockingReply()
+        self._writer().tell(SaveCheckpoint(reply))
+        return reply.wait(timeout)
 
     def apply_remote_blocking(
         self, envelopes: Sequence[Envelope], timeout: float | None = None

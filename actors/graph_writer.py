@@ -80,6 +80,15 @@ class ApplyRemote:
 
 
 @dataclass(frozen=True)
+class SaveCheckpoint:
+    """Checkpoint the read models now, whatever the interval, once queued commands are
+    committed, unless the last checkpoint is already at their position; `reply` gets the
+    position saved at (unchanged if the save was refused)."""
+
+    reply: Reply[int]
+
+
+@dataclass(frozen=True)
 class Rebuild:
     """Rebuild the read models from the log in the background while the old ones keep serving;
     `reply` gets a RebuildResult once the new ones have caught up and replaced them."""
@@ -149,6 +158,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         ready: Reply[None] | None = None,
         stopping: Stopping | None = None,
         family_index: FamilyIndexProgress | None = None,
+        bulk_load: bool = False,
     ) -> None:
         """`serve_stale`: a long-running server's choice. When the only checkpoints are of an
         earlier projection version this one still reads (after an upgrade), answer from them
@@ -157,7 +167,10 @@ class GraphWriterActor(pykka.ThreadingActor):
         not load the log (whoever starts the writer waits on it, bounded). `stopping`: asked
         by whoever stops the process before it stops the writer; checkpoint saves are skipped
         or abandoned rather than run past its deadline (actors.stopping). `family_index`: how
-        far a BuildFamilyIndex has come, for readers on other threads."""
+        far a BuildFamilyIndex has come, for readers on other threads. `bulk_load`: a process
+        that only writes (graphmem import): no search warm-up while idle, and the search index
+        and schema view are derived from the graph when first read, not noted event by
+        event."""
         super().__init__()
         self._ready = ready
         self._stopping = stopping
@@ -179,7 +192,9 @@ class GraphWriterActor(pykka.ThreadingActor):
             self._checkpoints if self._checkpoints.enabled else None,
             accept_stale=serve_stale,
             on_stale=self._rebuild_if_stale,
+            derive_lazily=bulk_load,
         )
+        self._bulk_load = bulk_load
         # True while the read model may hold events of a transaction that did not commit.
         self._dirty = False
         self._pending: list[Execute] = []
@@ -314,6 +329,12 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._answer(reply, query, lambda: self._models.graph)
             case AskModels(query=models_query, reply=reply):
                 self._answer(reply, models_query, lambda: self._models)
+            case SaveCheckpoint(reply=reply):
+                self._flush()
+                self._catch_up()  # only committed events in what is saved
+                if self._models.position > self._checkpoints.saved_at:  # else nothing to add
+                    self._save_checkpoints(final=True)
+                reply.ok(self._checkpoints.saved_at)
             case Rebuild(reply=reply):
                 self._start_rebuild("requested").waiters.append(reply)
             case _Rebuilt(folded=folded):
@@ -590,7 +611,8 @@ class GraphWriterActor(pykka.ThreadingActor):
         rebuild.settle(result)
 
     def _warm_search_soon(self) -> None:
-        if not self._warming:
+        # A bulk load never searches; its idle moments are between two of its own batches.
+        if not self._warming and not self._bulk_load:
             self._warming = True
             self.actor_ref.tell(_WarmSearch())
 

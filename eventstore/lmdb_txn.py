@@ -176,16 +176,27 @@ class LmdbLogTransaction:
             raise LogError(f"{envelope.origin}#{envelope.origin_seq} was already appended")
 
     def _put_all(self, stamped: list[Envelope]) -> None:
-        put, u64, prefix = self._txn.put, keys.u64, self._origin_prefix
-        log_db, origins_db = self._shared.log_db, self._shared.origins_db
-        for envelope in stamped:
-            position = u64(envelope.position)
-            # put() returns False rather than raising on an out-of-order or duplicate key.
-            if not put(position, encode_envelope(envelope), db=log_db, append=True):
-                raise LogError(f"log position {envelope.position} is not past the log's end")
-            origin = prefix + u64(envelope.origin_seq)
-            if not put(origin, position, db=origins_db, overwrite=False):
-                raise LogError(f"{envelope.origin}#{envelope.origin_seq} was already appended")
+        u64, prefix = keys.u64, self._origin_prefix
+        positions = [u64(envelope.position) for envelope in stamped]
+        records = [encode_envelope(envelope) for envelope in stamped]
+        origins = [prefix + u64(envelope.origin_seq) for envelope in stamped]
+        # One putmulti per table: the loop runs in C (half the time of a put() per key on a
+        # bulk import). Like put(), it skips an out-of-order or duplicate key rather than
+        # raising, and counts what it added.
+        _, added = self._txn.cursor(self._shared.log_db).putmulti(
+            zip(positions, records, strict=True), append=True
+        )
+        if added != len(stamped):
+            raise LogError(f"log position {stamped[0].position} is not past the log's end")
+        _, added = self._txn.cursor(self._shared.origins_db).putmulti(
+            zip(origins, positions, strict=True), overwrite=False
+        )
+        if added != len(stamped):
+            start, end = stamped[0], stamped[-1]
+            raise LogError(
+                f"one of {start.origin}#{start.origin_seq} to #{end.origin_seq} was already "
+                "appended"
+            )
 
     def finish(self) -> None:
         """Store the clock and the sequence counter: once per transaction is enough."""

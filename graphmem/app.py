@@ -86,6 +86,7 @@ def start_actors(
     serve_stale: bool = False,
     schedule_decay: bool = False,
     replicate: bool = False,
+    bulk_load: bool = False,
 ) -> App:
     """Start the actors under one supervisor. The schema registry (loading and watching schema
     files) starts only with `load_schemas`: the server wants it; one-shot commands such as
@@ -93,7 +94,8 @@ def start_actors(
     an upgrade, answer from an earlier version's checkpoints while the read models are
     rebuilt in the background (GraphWriterActor); one-shot commands refold first instead.
     `schedule_decay` (the server's choice): when the graph family is served, start the
-    DecaySchedulerActor unless GRAPHMEM_DECAY_SCHEDULE=off or decay.schedule_hours is 0."""
+    DecaySchedulerActor unless GRAPHMEM_DECAY_SCHEDULE=off or decay.schedule_hours is 0.
+    `bulk_load` (graphmem import's choice): a writer tuned for loading, not searching."""
     hooks = hooks if hooks is not None else Hooks(load_hooks(settings.hooks))
     subscribers = Subscribers()
     stopping = Stopping()
@@ -114,6 +116,7 @@ def start_actors(
                 ready=loaded,
                 stopping=stopping,
                 family_index=family_index,
+                bulk_load=bulk_load,
             )
 
         writer = start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
@@ -321,6 +324,7 @@ def running(
     schedule_decay: bool = False,
     embed: bool = False,
     replicate: bool = False,
+    bulk_load: bool = False,
 ) -> Iterator[App]:
     """Open the data dir and run the actors for the duration of the block (see start_actors);
     with `embed` (a server), the graph family's embedding service too."""
@@ -340,6 +344,7 @@ def running(
             serve_stale=serve_stale,
             schedule_decay=schedule_decay,
             replicate=replicate,
+            bulk_load=bulk_load,
         )
         try:
             if embed:

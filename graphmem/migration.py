@@ -128,6 +128,8 @@ class _Importer:
         self.total = len(parsed.entities) + len(parsed.relations)
         self.done = 0
         self.report = ImportReport(format=parsed.format, problems=list(parsed.problems))
+        # Names the graph is known to hold: found present, created, or skipped as existing.
+        self.existing: set[str] = set()
 
     def advance(self, count: int) -> None:
         if count:
@@ -137,6 +139,7 @@ class _Importer:
     def run(self) -> ImportReport:
         self.report_progress(0, self.total)
         present = self.gateway.query_blocking(lambda graph: _present(graph, self.parsed))
+        self.existing.update(present.entities)
         additions = self._plan_additions(present)
         new = [e for e in self.parsed.entities if e.name not in present.entities]
         for created in _batches(new, self.batch_size):
@@ -175,12 +178,15 @@ class _Importer:
     def _create_entities(self, batch: list[EntityRecord]) -> list[tuple[EntityRecord, list[str]]]:
         """Create a batch; returns the observations of entities someone else created meanwhile."""
         command = CreateEntities(
-            entities=[EntityInput(e.name, e.entity_type, list(e.observations)) for e in batch]
+            # The records' lists as they are: nothing changes them once the file is read.
+            entities=[EntityInput(e.name, e.entity_type, e.observations) for e in batch]
         )
         result = self._execute(command, batch, "entities")
         if result is None:
             return []
         self.report.entities_created += len(result.created)
+        self.existing.update(e.name for e in result.created)
+        self.existing.update(result.skipped)
         self.report.observations_added += sum(len(e.observations) for e in result.created)
         skipped = set(result.skipped)
         self.report.entities_present += len(skipped)
@@ -203,10 +209,12 @@ class _Importer:
 
     def _import_relations(self, present: _Present) -> None:
         # Asked after the entities were created: an entity whose batch was rejected is missing.
-        exists = self.gateway.query_blocking(
-            lambda graph: {
-                n for r in self.parsed.relations for n in r.key[:2] if graph.has_entity(n)
-            }
+        # Only names the import has not seen exist are looked up (a file's relations mostly
+        # join its own entities): one set lookup each instead of a graph lookup each.
+        known = self.existing
+        unknown = {n for r in self.parsed.relations for n in r.key[:2] if n not in known}
+        exists = known | self.gateway.query_blocking(
+            lambda graph: {n for n in unknown if graph.has_entity(n)}
         )
         wanted: list[RelationRecord] = []
         for record in self.parsed.relations:
