@@ -377,6 +377,8 @@ def _restore_entities(
             repeat(None),  # content_deleted
             packed,
             map(PackedEdges, repeat(relations), repeat(indexes), starts, starts[1:]),
+            repeat(None),  # attrs, but where listed
+            names,
         )
     )
     for i, at in state.type_stamps:

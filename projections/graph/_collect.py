@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from projections.graph._records import (
-    _SMALL_EDGES,
+    SMALL_EDGES,
     EntityRecord,
     FoldStamp,
     GraphState,
@@ -75,4 +75,4 @@ def _edges(
 ) -> tuple[RelationRecord, ...] | dict[RelationRecord, None] | None:
     if not kept:
         return None
-    return tuple(kept) if len(kept) <= _SMALL_EDGES else dict.fromkeys(kept)
+    return tuple(kept) if len(kept) <= SMALL_EDGES else dict.fromkeys(kept)
