@@ -62,7 +62,13 @@ def collect_tombstones(state: GraphState, watermark: Mapping[str, int]) -> Colle
 
 def _stamps(entity: EntityRecord) -> list[FoldStamp]:
     """Every stamp an entity record holds; its watermark bounds the packed occurrences'."""
-    stamps = [entity.created, entity.type_stamp, entity.deleted, entity.watermark, *entity.occ]
+    stamps = [
+        entity.created,
+        entity.type_stamp,
+        entity.deleted,
+        entity.watermark,
+        *(entity.occ or ()),
+    ]
     if entity.content_deleted:
         stamps += entity.content_deleted.values()
     if entity.attrs:

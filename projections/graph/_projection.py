@@ -203,7 +203,11 @@ class GraphProjection(GraphReads):
                             last_name = event.entity
                             last = entity
                     if entity is not None and stamp > entity.watermark:
-                        entity.occ[stamp] = event.content
+                        occ = entity.occ
+                        if occ is None:
+                            entity.occ = {stamp: event.content}
+                        else:
+                            occ[stamp] = event.content
                         entity.watermark = stamp
                     else:
                         self._observation_added(event, stamp)
@@ -367,7 +371,7 @@ class GraphProjection(GraphReads):
         if entity.packed is not None:
             self._unpack(entity)
         if entity.occ:
-            entity.occ = {s: c for s, c in entity.occ.items() if s > threshold}
+            entity.occ = {s: c for s, c in entity.occ.items() if s > threshold} or None
         if entity.content_deleted:
             # An add older than the threshold is rejected by the threshold itself.
             kept = {c: s for c, s in entity.content_deleted.items() if s > threshold}
@@ -384,14 +388,22 @@ class GraphProjection(GraphReads):
             deleted_at = entity.content_deleted.get(content)
             if deleted_at is not None and stamp < deleted_at:
                 return
+        occ = entity.occ
         if stamp > entity.watermark:
-            entity.occ[stamp] = content
+            if occ is None:
+                entity.occ = {stamp: content}
+            else:
+                occ[stamp] = content
             entity.watermark = stamp
             return
         if entity.packed is not None:
             self._unpack(entity)
-        if stamp not in entity.occ:
-            entity.occ[stamp] = content
+            occ = entity.occ
+        if occ is None:
+            entity.occ = {stamp: content}
+            entity.occ_unsorted = True
+        elif stamp not in occ:
+            occ[stamp] = content
             entity.occ_unsorted = True
 
     def _observation_deleted(self, event: ObservationDeleted, stamp: FoldStamp) -> None:
@@ -407,8 +419,8 @@ class GraphProjection(GraphReads):
         if entity.packed is not None:
             self._unpack(entity)
         occ = entity.occ
-        if content in occ.values():
-            entity.occ = {s: c for s, c in occ.items() if c != content or s > stamp}
+        if occ and content in occ.values():
+            entity.occ = {s: c for s, c in occ.items() if c != content or s > stamp} or None
 
     # --- relations ------------------------------------------------------------------------
 

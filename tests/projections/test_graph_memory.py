@@ -7,6 +7,7 @@ from eventstore.events import (
     AnyEvent,
     EntityCreated,
     Envelope,
+    ObservationAdded,
     RelationCreated,
     decode_envelope,
     encode_envelope,
@@ -106,3 +107,28 @@ def test_a_restored_graph_names_its_records_as_the_fold_did() -> None:
         decoded([RelationCreated(from_entity="b", to_entity="a", relation_type="k")], 10)
     )
     _names_shared(restored)
+
+
+def test_records_whose_occurrences_are_all_packed_hold_no_dict_for_them() -> None:
+    graph = GraphProjection()
+    graph.apply_all(
+        decoded(
+            [
+                EntityCreated(name="alice", entity_type="person"),
+                ObservationAdded(entity="alice", content="likes tea"),
+                EntityCreated(name="bob", entity_type="person"),
+            ]
+        )
+    )
+    snapshot = graph.to_snapshot()  # packs the folded occurrences, as a checkpoint does
+    restored = GraphProjection.from_snapshot(snapshot)
+    for held in (graph, restored):
+        assert [record.occ for record in held.state.entities.values()] == [None, None]
+        assert held.observations("alice") == ["likes tea"]
+        assert held.observations("bob") == []
+    # Folding on after the restore reads as a fold that never stopped.
+    more = decoded([ObservationAdded(entity="bob", content="likes coffee")], first_hlc=10)
+    graph.apply_all(more)
+    restored.apply_all(more)
+    assert restored.observations("bob") == graph.observations("bob") == ["likes coffee"]
+    assert restored.to_snapshot() == graph.to_snapshot()
