@@ -105,12 +105,11 @@ class GraphReads:
                 return contents
             self._unpack(entity)
         occ = entity.occ
-        if not occ:
-            return []
         if entity.occ_unsorted:
-            occ = entity.occ = dict(sorted(occ.items()))
+            if occ:
+                occ = entity.occ = dict(sorted(occ.items()))
             entity.occ_unsorted = False
-        return list(occ.values())
+        return list(occ.values()) if occ else []
 
     @staticmethod
     def _relation_view(relation: RelationRecord) -> RelationView:
