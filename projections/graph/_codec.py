@@ -251,7 +251,7 @@ def _occurrence_columns(records: list[EntityRecord]) -> dict[str, Any]:
                 both.contents += occ.values()
                 both.stamps += occ
                 entity.packed = encode(both)
-                entity.occ = {}
+                entity.occ = None
             packed_at.append(i)
             packed.append(entity.packed)
         elif occ:
@@ -259,7 +259,7 @@ def _occurrence_columns(records: list[EntityRecord]) -> dict[str, Any]:
             # holds no more per occurrence than a fresh one (a stamp object and a dict slot
             # each, otherwise), and its next snapshot reuses these bytes.
             entity.packed = encode(Occurrences(list(occ.values()), list(occ)))
-            entity.occ = {}
+            entity.occ = None
             packed_at.append(i)
             packed.append(entity.packed)
     return {"packed_at": _packed_ints("I", packed_at), "packed": packed}
@@ -372,11 +372,13 @@ def _restore_entities(
             table[n + 1 : 2 * n + 1],
             repeat(True),  # alive
             repeat(ZERO),  # deleted
-            iter(dict, None),  # a fresh `occ` each
+            repeat(None),  # occ: every occurrence restored is packed
             repeat(False),  # occ_unsorted
             repeat(None),  # content_deleted
             packed,
             map(PackedEdges, repeat(relations), repeat(indexes), starts, starts[1:]),
+            repeat(None),  # attrs, but where listed
+            names,
         )
     )
     for i, at in state.type_stamps:

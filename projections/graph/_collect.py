@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from projections.graph._records import (
-    _SMALL_EDGES,
+    SMALL_EDGES,
     EntityRecord,
     FoldStamp,
     GraphState,
@@ -62,7 +62,13 @@ def collect_tombstones(state: GraphState, watermark: Mapping[str, int]) -> Colle
 
 def _stamps(entity: EntityRecord) -> list[FoldStamp]:
     """Every stamp an entity record holds; its watermark bounds the packed occurrences'."""
-    stamps = [entity.created, entity.type_stamp, entity.deleted, entity.watermark, *entity.occ]
+    stamps = [
+        entity.created,
+        entity.type_stamp,
+        entity.deleted,
+        entity.watermark,
+        *(entity.occ or ()),
+    ]
     if entity.content_deleted:
         stamps += entity.content_deleted.values()
     if entity.attrs:
@@ -75,4 +81,4 @@ def _edges(
 ) -> tuple[RelationRecord, ...] | dict[RelationRecord, None] | None:
     if not kept:
         return None
-    return tuple(kept) if len(kept) <= _SMALL_EDGES else dict.fromkeys(kept)
+    return tuple(kept) if len(kept) <= SMALL_EDGES else dict.fromkeys(kept)

@@ -28,6 +28,7 @@ projection from one thread at a time. The read methods live in projections.graph
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from sys import intern
 from typing import Any, ClassVar
 
 from sortedcontainers import SortedList
@@ -49,6 +50,7 @@ from projections.graph._collect import Collected, collect_tombstones
 from projections.graph._reads import FoldFollower, GraphReads
 from projections.graph._records import (
     ENTITY_ATTRIBUTES,
+    SMALL_EDGES,
     ZERO,
     EntityRecord,
     FoldStamp,
@@ -166,6 +168,7 @@ class GraphProjection(GraphReads):
         entity_created = EntityCreated
         relation_created = RelationCreated
         stamp_of = FoldStamp
+        small_edges = SMALL_EDGES
         # Every envelope brings its own copy of its origin's id: stamps share one instead, which
         # keeps a fold's memory (and cache misses) down and makes equal origins identical.
         same_origin = state.origins.setdefault
@@ -200,7 +203,11 @@ class GraphProjection(GraphReads):
                             last_name = event.entity
                             last = entity
                     if entity is not None and stamp > entity.watermark:
-                        entity.occ[stamp] = event.content
+                        occ = entity.occ
+                        if occ is None:
+                            entity.occ = {stamp: event.content}
+                        else:
+                            occ[stamp] = event.content
                         entity.watermark = stamp
                     else:
                         self._observation_added(event, stamp)
@@ -208,8 +215,11 @@ class GraphProjection(GraphReads):
                 if kind is entity_created:
                     # A name's first creation; a record made in vain when there was one is
                     # cheaper than looking the name up twice.
-                    entity = EntityRecord(stamp, event.entity_type, stamp, stamp, True)
-                    if new_entity(event.name, entity) is entity:
+                    name = event.name
+                    entity = EntityRecord(
+                        stamp, intern(event.entity_type), stamp, stamp, True, name=name
+                    )
+                    if new_entity(name, entity) is entity:
                         if has_attributes(event):
                             entity.attrs = creation_attrs(event, stamp)
                         if self._names is not None:
@@ -231,19 +241,34 @@ class GraphProjection(GraphReads):
                 ):
                     # Newer than every creation: if the key is new and both endpoints are
                     # known, it is visible iff both are alive (see _relation_created).
-                    key = (event.from_entity, event.to_entity, event.relation_type)
-                    src = get_entity(key[0])
-                    dst = get_entity(key[1])
+                    src = get_entity(event.from_entity)
+                    dst = get_entity(event.to_entity)
                     if src is not None and dst is not None:
+                        # The key shares its strings with the endpoints' records and the other
+                        # relations of its type, rather than holding the event's own copies.
+                        key = (src.name, dst.name, intern(event.relation_type))
                         visible = src.alive and dst.alive
                         relation = RelationRecord(key, stamp, held_base(event), ZERO, visible)
                         if new_relation(key, relation) is relation:
                             state.relations_last = stamp
                             if visible:
                                 state.visible += 1
-                            add_edge(src, relation)
+                            # add_edge inlined for its usual case, a short tuple growing.
+                            edges = src.edges
+                            if edges is None:
+                                src.edges = (relation,)
+                            elif type(edges) is tuple and len(edges) < small_edges:
+                                src.edges = (*edges, relation)
+                            else:
+                                add_edge(src, relation)
                             if dst is not src:
-                                add_edge(dst, relation)
+                                edges = dst.edges
+                                if edges is None:
+                                    dst.edges = (relation,)
+                                elif type(edges) is tuple and len(edges) < small_edges:
+                                    dst.edges = (*edges, relation)
+                                else:
+                                    add_edge(dst, relation)
                             continue
                 handler = get_handler(kind)
                 if handler is not None:
@@ -262,7 +287,7 @@ class GraphProjection(GraphReads):
         was_alive = entity.alive
         entity.created = stamp
         if stamp > entity.type_stamp:
-            entity.entity_type = event.entity_type
+            entity.entity_type = intern(event.entity_type)
             entity.type_stamp = stamp
         self._prune(entity, stamp)
         # A creation starts the attributes fresh: only writes newer than it survive, and it
@@ -277,11 +302,11 @@ class GraphProjection(GraphReads):
             self._state.alive += 1 if alive else -1
             if self._by_name is not None:
                 if alive:
-                    self._by_name.add(event.name)
+                    self._by_name.add(entity.name)
                 else:
                     self._by_name.remove(event.name)
         del entities[event.name]  # listing order follows the latest creation: move to the end
-        entities[event.name] = entity
+        entities[entity.name] = entity  # the record's own name, which relation keys share
         if stamp > self._state.entities_last:
             self._state.entities_last = stamp
         else:
@@ -294,7 +319,7 @@ class GraphProjection(GraphReads):
     def _entity_updated(self, event: EntityUpdated, stamp: FoldStamp) -> None:
         entity = self._entity_or_stub(event.name)
         if event.entity_type is not None and stamp > entity.type_stamp:
-            entity.entity_type = event.entity_type
+            entity.entity_type = intern(event.entity_type)
             entity.type_stamp = stamp
         if stamp < entity.created:
             return  # older than the latest creation, which wrote every attribute
@@ -329,7 +354,7 @@ class GraphProjection(GraphReads):
         if self._names is None:
             return
         if entity.alive:
-            self._names.add(name, aliases_of(entity))
+            self._names.add(entity.name, aliases_of(entity))
         else:
             self._names.remove(name)
 
@@ -337,7 +362,7 @@ class GraphProjection(GraphReads):
         entity = self._state.entities.get(name)
         if entity is None:
             # Never created (yet): holds registers and tombstones; listings skip it.
-            entity = self._state.entities[name] = EntityRecord(ZERO, "", ZERO, ZERO)
+            entity = self._state.entities[name] = EntityRecord(ZERO, "", ZERO, ZERO, name=name)
         return entity
 
     def _prune(self, entity: EntityRecord, threshold: FoldStamp) -> None:
@@ -346,7 +371,7 @@ class GraphProjection(GraphReads):
         if entity.packed is not None:
             self._unpack(entity)
         if entity.occ:
-            entity.occ = {s: c for s, c in entity.occ.items() if s > threshold}
+            entity.occ = {s: c for s, c in entity.occ.items() if s > threshold} or None
         if entity.content_deleted:
             # An add older than the threshold is rejected by the threshold itself.
             kept = {c: s for c, s in entity.content_deleted.items() if s > threshold}
@@ -363,14 +388,22 @@ class GraphProjection(GraphReads):
             deleted_at = entity.content_deleted.get(content)
             if deleted_at is not None and stamp < deleted_at:
                 return
+        occ = entity.occ
         if stamp > entity.watermark:
-            entity.occ[stamp] = content
+            if occ is None:
+                entity.occ = {stamp: content}
+            else:
+                occ[stamp] = content
             entity.watermark = stamp
             return
         if entity.packed is not None:
             self._unpack(entity)
-        if stamp not in entity.occ:
-            entity.occ[stamp] = content
+            occ = entity.occ
+        if occ is None:
+            entity.occ = {stamp: content}
+            entity.occ_unsorted = True
+        elif stamp not in occ:
+            occ[stamp] = content
             entity.occ_unsorted = True
 
     def _observation_deleted(self, event: ObservationDeleted, stamp: FoldStamp) -> None:
@@ -386,8 +419,8 @@ class GraphProjection(GraphReads):
         if entity.packed is not None:
             self._unpack(entity)
         occ = entity.occ
-        if content in occ.values():
-            entity.occ = {s: c for s, c in occ.items() if c != content or s > stamp}
+        if occ and content in occ.values():
+            entity.occ = {s: c for s, c in occ.items() if c != content or s > stamp} or None
 
     # --- relations ------------------------------------------------------------------------
 
@@ -395,9 +428,10 @@ class GraphProjection(GraphReads):
         relation = self._state.relations.get(key)
         if relation is None:
             # Never created (yet): holds registers and tombstones; listings skip it.
-            relation = self._state.relations[key] = RelationRecord(key)
             src = self._entity_or_stub(key[0])
             dst = self._entity_or_stub(key[1])
+            key = (src.name, dst.name, intern(key[2]))  # shared strings, as in apply_all
+            relation = self._state.relations[key] = RelationRecord(key)
             add_edge(src, relation)
             if dst is not src:
                 add_edge(dst, relation)
@@ -421,6 +455,7 @@ class GraphProjection(GraphReads):
                 # The usual case: known endpoints, in order and newer than every creation, so
                 # visible iff both endpoints are alive.
                 visible = src.alive and dst.alive
+                key = (src.name, dst.name, intern(key[2]))  # shared strings, as in apply_all
                 relation = relations[key] = RelationRecord(
                     key, stamp, held_base(event), ZERO, visible
                 )
@@ -440,7 +475,7 @@ class GraphProjection(GraphReads):
             kept = {f: write for f, write in relation.updates.items() if write[0] > stamp}
             relation.updates = kept or None
         del relations[key]  # listing order follows the latest creation: move to the end
-        relations[key] = relation
+        relations[relation.key] = relation  # the record's key: its strings are shared
         if stamp > self._state.relations_last:
             self._state.relations_last = stamp
         else:

@@ -84,7 +84,8 @@ class GraphReads:
         assert entity.packed is not None
         packed = OCCURRENCES_DECODER.decode(entity.packed)
         occ = dict(zip(packed.stamps, packed.contents, strict=True))
-        occ.update(entity.occ)
+        if entity.occ:
+            occ.update(entity.occ)
         entity.occ = occ
         entity.packed = None
 
@@ -99,13 +100,16 @@ class GraphReads:
             if not entity.occ_unsorted:
                 # A read decodes the contents alone and leaves the stamps packed.
                 contents = CONTENTS_DECODER.decode(entity.packed).contents
-                contents += entity.occ.values()
+                if entity.occ:
+                    contents += entity.occ.values()
                 return contents
             self._unpack(entity)
+        occ = entity.occ
         if entity.occ_unsorted:
-            entity.occ = dict(sorted(entity.occ.items()))
+            if occ:
+                occ = entity.occ = dict(sorted(occ.items()))
             entity.occ_unsorted = False
-        return list(entity.occ.values())
+        return list(occ.values()) if occ else []
 
     @staticmethod
     def _relation_view(relation: RelationRecord) -> RelationView:
@@ -222,7 +226,7 @@ class GraphReads:
         entity = self._alive_entity(name)
         if entity is None:
             return False
-        return content in entity.occ.values() or (
+        return (entity.occ is not None and content in entity.occ.values()) or (
             entity.packed is not None and content in CONTENTS_DECODER.decode(entity.packed).contents
         )
 
