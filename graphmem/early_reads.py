@@ -2,13 +2,14 @@
 
 A stdio client spawns a fresh server and its first question is usually a read. Importing the
 MCP SDK and the actors takes most of a second on a busy machine, several times what the
-official server needs to start and answer. Yet a read needs neither: the graph as of the log's
-end is a checkpoint plus the log after it (actors.time_travel.models_at, which as-of reads use
-already), and the answer is a pure function of it (graphmem.tools.memory_reads, the code the
-tools run). So once graphmem.early_handshake has answered `initialize`, this thread restores
-the graph and answers `search_nodes`, `open_nodes` and `read_graph` calls, while the main
-thread loads the server; when the server is ready, it takes over the pipe (`finish`) with
-every byte this thread read and did not answer, in order.
+official server needs to start and answer. Yet a read needs neither: the graph as of the
+log's end is the newest checkpoint plus the log after it (as the writer restores it), searched
+as as-of reads search (actors.frozen_search), and the answer is a pure function of it
+(graphmem.tools.memory_reads, the code the tools run). So once graphmem.early_handshake has
+answered `initialize`, this thread restores the graph (the main thread waits for that, briefly,
+so as not to halve its share of the interpreter) and answers `search_nodes`, `open_nodes` and
+`read_graph` calls while the main thread loads the server; when the server is ready, it takes
+over the pipe (`finish`) with every byte this thread read and did not answer, in order.
 
 What is answered here is exactly what the server would write for the same store: the same
 functions over the same models, the response line of graphmem.wire.fast_calls (a test holds
@@ -47,9 +48,10 @@ if TYPE_CHECKING:
 
 __all__ = ["EarlyReads", "start_early_reads"]
 
-# A checkpoint larger than this (bytes) is left to the server: restoring it twice would cost
-# the memory of a second whole graph at start-up (about 10 MB per 50,000 entities).
-EARLY_READS_MAX_SNAPSHOT = 256 << 20
+# A checkpoint larger than this (bytes) is left to the server: restoring it here too costs the
+# memory of a second graph during start-up. The benchmark's data set checkpoints at about
+# 350 bytes per entity: this admits some 140,000 entities.
+EARLY_READS_MAX_SNAPSHOT = 48 << 20
 # More events than this after the checkpoint (a stale one) would take longer to fold here
 # than the server takes to load: left to the server.
 EARLY_READS_MAX_TAIL = 100_000
