@@ -446,7 +446,7 @@ def _client_name(line: bytes) -> str | None:
 def _settings(argv: Sequence[str]) -> Settings | None:
     """The settings the server will run with, when they let this path answer as it would:
     the memory tools served and not mesh's in their place, no replication (which may bring
-    events in before the first answer), the fast path on."""
+    events in before the first answer), the fast path on, no GRAPHMEM_HOOKS."""
     from graphmem.config import Settings, SettingsError, parse_tools  # noqa: PLC0415
 
     try:
@@ -470,6 +470,7 @@ def _settings(argv: Sequence[str]) -> Settings | None:
         or "mesh" in settings.tools
         or settings.replication.url
         or not settings.fast_calls
+        or settings.hooks  # one that does not load stops start-up: answer nothing before
     ):
         return None
     return settings
