@@ -14,16 +14,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from mcp import ClientSession
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from eventstore.lmdb_log import LmdbEventLog
 from graphmem.early_reads import HANDSHAKE_ERA_VERSIONS
 from projections.graph import GraphProjection
-from tests.e2e.support import server_params
+from tests.e2e.support import call, legacy_session, server_params
 
 SESSION_TIMEOUT = 120.0
 
-INITIALIZE = {
+INITIALIZE: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 0,
     "method": "initialize",
@@ -33,7 +35,7 @@ INITIALIZE = {
         "clientInfo": {"name": "early-test", "version": "0"},
     },
 }
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+INITIALIZED: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 ENTITIES = [
     {"name": "Ada", "entityType": "person", "observations": ["wrote the notes", "Zürich"]},
@@ -220,3 +222,30 @@ def test_the_early_path_writes_only_for_the_protocol_versions_of_the_handshake_e
     assert set(HANDSHAKE_PROTOCOL_VERSIONS) - set(MODERN_PROTOCOL_VERSIONS) == (
         HANDSHAKE_ERA_VERSIONS
     )
+
+
+@pytest.mark.anyio
+async def test_an_sdk_client_reads_and_writes_through_a_restarted_server_as_through_a_loaded_one(
+    tmp_path: Path,
+) -> None:
+    """The SDK's own client, which calls as soon as `initialize` is answered: its first read
+    meets the early path (or the server, if loaded by then), its write the server; the
+    answers are those of a server with the early reads off."""
+    _filled(tmp_path)
+    newcomer = {"name": "Grace", "entityType": "person", "observations": ["wrote notes too"]}
+
+    async def session(client: ClientSession) -> list[Any]:
+        first = await call(client, "search_nodes", {"query": "wrote"})
+        await call(client, "create_entities", {"entities": [newcomer]})
+        second = await call(client, "search_nodes", {"query": "wrote"})
+        await call(client, "delete_entities", {"entityNames": ["Grace"]})
+        return [first.structured_content, second.structured_content]
+
+    # The same settings as _filled's sessions: the initialize answer kept then is used.
+    async with legacy_session(tmp_path, GRAPHMEM_LOG_LEVEL="INFO") as client:
+        early = await session(client)
+    async with legacy_session(tmp_path, GRAPHMEM_EARLY_READS="0") as client:
+        server = await session(client)
+    assert early == server
+    assert [e["name"] for e in early[0]["entities"]] == ["Ada"]
+    assert [e["name"] for e in early[1]["entities"]] == ["Ada", "Grace"]
