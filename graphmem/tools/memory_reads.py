@@ -41,7 +41,12 @@ def searched(
 ) -> dict[str, Any]:
     """search_nodes: the entities whose text holds `query`, with their relations."""
     names = search.search(graph, query)
-    found: Iterable[EntityView] = graph.entities_named(names)
+    # A search lists the alive entities that match, each once, in listing order (the search
+    # index's property tests hold it to a scan of the listing): when all match, the answer is
+    # the listing itself, without a look-up per name.
+    found: Iterable[EntityView] = (
+        graph.entities() if len(names) == graph.entity_count() else graph.entities_named(names)
+    )
     if entity_type is not None:
         found = [e for e in found if e.entity_type == entity_type]
     paging = offset is not None or limit is not None
