@@ -21,10 +21,8 @@ MDB_NOTLS, and the resize gate is per thread), and the in-memory log copies unde
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
-from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +32,7 @@ from typing import Any, Protocol, TypeVar
 import structlog
 
 from actors.checkpointer import Checkpointer
+from actors.frozen_search import FrozenSearch
 from actors.read_models import ReadModels
 from eventstore.hlc import ms_of
 from eventstore.log import EventLog
@@ -42,7 +41,6 @@ from projections.graph import GraphProjection
 from projections.graph_time import iso_ms
 from projections.schema_view import SchemaViewProjection
 from projections.schemas import SchemaProjection
-from projections.search import ENTITY_SEPARATOR, entity_text
 
 __all__ = [
     "ACCEPTED_FORMS",
@@ -108,38 +106,6 @@ class GraphModels(Protocol):
 
     @property
     def conflicts(self) -> ConflictsProjection: ...
-
-
-class FrozenSearch:
-    """SearchProjection's matching over a graph that never changes again (an as-of one), built
-    in one pass over its listing: several times faster than filling a SearchProjection name
-    by name, which looks each one up and sorts them all. Same texts, same order: an entity is
-    `name NUL type NUL obs...`, lowercased, entities joined by U+0001; a query (which never
-    holds either: the edge refuses control characters) cannot match across fields or
-    entities."""
-
-    def __init__(self, graph: GraphProjection) -> None:
-        names: list[str] = []
-        texts: list[str] = []
-        for entity in graph.entities():
-            names.append(entity.name)
-            texts.append(entity_text(entity))
-        self._names = names
-        # starts[i] is where entity i begins in the joined text; one more marks the end.
-        self._starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
-        self._joined = ENTITY_SEPARATOR.join(texts)
-
-    def search(self, graph: GraphProjection, query: str) -> list[str]:
-        if not self._names:
-            return []
-        needle, joined, starts, names = query.lower(), self._joined, self._starts, self._names
-        found: list[str] = []
-        at = joined.find(needle)
-        while at >= 0:
-            index = bisect_right(starts, at) - 1
-            found.append(names[index])
-            at = joined.find(needle, starts[index + 1])
-        return found
 
 
 class AsOfModels:

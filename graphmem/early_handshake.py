@@ -28,10 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 
 from graphmem.cypher import available as cypher_available
+
+if TYPE_CHECKING:
+    from graphmem.early_reads import EarlyReads
 
 __all__ = ["Handshake", "answer_early"]
 
@@ -56,6 +60,17 @@ class Handshake:
     answered: bytes | None = None
     cache_file: Path | None = None
     settled: bool = False
+    # The reads answered while the server loads (graphmem.early_reads), holding what was read
+    # past the initialize line until the server takes the pipe over (`take_over`).
+    early: EarlyReads | None = None
+
+    def take_over(self) -> None:
+        """Stop the early reads, if any: what they read and did not answer follows
+        `consumed`, for the server to read in order."""
+        early, self.early = self.early, None
+        if early is not None:
+            self.consumed += early.finish()
+            early.report()
 
     def owns(self, response_id: object) -> bool:
         """Whether a response is the SDK's answer to the initialize read early."""
@@ -208,4 +223,19 @@ def answer_early(argv: Sequence[str]) -> Handshake | None:
     except OSError:  # the client is gone: the server finds out on its own
         return handshake
     handshake.answered = kept
+    _start_early_reads(argv, handshake, end)
     return handshake
+
+
+def _start_early_reads(argv: Sequence[str], handshake: Handshake, end: int) -> None:
+    """Answer reads from here on while the server loads (graphmem.early_reads); it reads on
+    from what was read past the initialize line."""
+    if os.environ.get("GRAPHMEM_EARLY_READS", "1").strip().lower() not in _ON:
+        return
+    from graphmem.early_reads import start_early_reads  # noqa: PLC0415 (only when it runs)
+
+    line, after = handshake.consumed[: end + 1], handshake.consumed[end + 1 :]
+    assert handshake.answered is not None
+    early = start_early_reads(argv, line, handshake.answered, after)
+    if early is not None:
+        handshake.consumed, handshake.early = line, early

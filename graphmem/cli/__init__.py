@@ -13,6 +13,9 @@ from typing import Any
 
 __all__ = ["CliError", "build_parser", "main", "run_command"]
 
+# How long a stdio serve lets the early reads restore the graph before loading the server.
+RESTORE_FIRST_WAIT = 5.0
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The `graphmem` command; with `argv` None (a real process) a stdio serve may answer
@@ -22,6 +25,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from graphmem.early_handshake import answer_early  # noqa: PLC0415 (first: it must be light)
 
         handshake = answer_early(sys.argv[1:])
+        if handshake is not None and handshake.early is not None:
+            # The restore first: on a busy machine, importing the server meanwhile would
+            # halve its share of the interpreter and delay the first answer.
+            handshake.early.wait_restored(RESTORE_FIRST_WAIT)
     from graphmem.cli.entry import main as run  # noqa: PLC0415 (after the early answer)
 
     return run(argv, handshake)

@@ -51,6 +51,9 @@ class ToolOutcome:
     structured: dict[str, Any] | None = None
     is_error: bool = False
     mutated: bool = False
+    # `structured` as JSON, when it was encoded already for the text (`ok`): the stdio fast
+    # path writes these bytes rather than encoding a whole graph a second time.
+    structured_json: bytes | None = field(default=None, repr=False, compare=False)
 
     def to_wire(self) -> dict[str, Any]:
         """The CallToolResult as its wire dict. Handing the SDK a dict spares one pydantic pass
@@ -84,7 +87,13 @@ def render(value: Any) -> str:
 
 
 def ok(value: Any, structured: dict[str, Any], *, mutated: bool = False) -> ToolOutcome:
-    return ToolOutcome(texts=[render(value)], structured=structured, mutated=mutated)
+    encoded = _encode_json(value)
+    return ToolOutcome(
+        texts=[msgspec.json.format(encoded, indent=2).decode()],  # render(value)
+        structured=structured,
+        mutated=mutated,
+        structured_json=encoded if structured is value else None,
+    )
 
 
 Runner = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutcome]]

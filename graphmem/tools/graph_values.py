@@ -30,12 +30,14 @@ def whole_graph(graph: GraphProjection) -> dict[str, Any]:
 def subgraph_value(graph: GraphProjection, entities: Sequence[EntityView]) -> dict[str, Any]:
     """Entities plus every relation with either endpoint among them (official since 2026.7.4)."""
     names = [e.name for e in entities]
+    # A broad search holds every alive entity: then the relations touching them are all the
+    # visible ones, in the same creation order, listed without walking each entity's edges
+    # and sorting what they reach (most of a broad search's time at 50,000 entities).
+    everyone = len(names) == graph.entity_count() and len(set(names)) == len(names)
+    keys = graph.relation_keys() if everyone else graph.relation_keys_of_any(names)
     return {
         "entities": [entity_value(e) for e in entities],
-        "relations": [
-            {"from": f, "to": t, "relationType": rt}
-            for f, t, rt in graph.relation_keys_of_any(names)
-        ],
+        "relations": [{"from": f, "to": t, "relationType": rt} for f, t, rt in keys],
     }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Annotated, Any, TypeVar
 
 import msgspec
@@ -30,13 +29,10 @@ from graphmem.tools.base import (
 )
 from graphmem.tools.graph_values import (
     entity_value,
-    paged,
     relation_value,
-    subgraph_value,
-    whole_graph,
 )
 from graphmem.tools.input_checks import command_from
-from projections.graph import EntityView
+from graphmem.tools.memory_reads import graph_page, opened, searched
 
 T = TypeVar("T")
 
@@ -167,17 +163,10 @@ def _graph_answer(value: dict[str, Any], point: AsOfPoint | None) -> ToolOutcome
 async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "read_graph"
     args = parse_args(tool, raw, ReadGraphArgs)
-    if args.limit is None and args.offset is None:
-        value, point = await read_models(ctx, tool, args.as_of, lambda m: whole_graph(m.graph))
-        return _graph_answer(value, point)
-    offset, limit = args.offset or 0, args.limit
-
-    def page(models: GraphModels) -> dict[str, Any]:
-        graph = models.graph
-        # From the graph's name index: a page costs the same whatever was deleted before.
-        return subgraph_value(graph, graph.entities_page(offset, limit))
-
-    value, point = await read_models(ctx, tool, args.as_of, page)
+    offset, limit = args.offset, args.limit
+    value, point = await read_models(
+        ctx, tool, args.as_of, lambda models: graph_page(models.graph, offset, limit)
+    )
     return _graph_answer(value, point)
 
 
@@ -188,17 +177,12 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     if args.entityType is not None:
         check_text(tool, args.entityType, "entityType", ctx.limits.max_name_chars, multiline=False)
     query, entity_type = args.query, args.entityType
-    offset, limit = args.offset or 0, args.limit
-    paging = args.offset is not None or args.limit is not None
+    offset, limit = args.offset, args.limit
 
     def search(models: GraphModels) -> dict[str, Any]:
-        graph = models.graph
-        names = models.search.search(graph, query)
-        found: Iterable[EntityView] = graph.entities_named(names)
-        if entity_type is not None:
-            found = [e for e in found if e.entity_type == entity_type]
-        page = paged(found, offset, limit) if paging else list(found)
-        return subgraph_value(graph, page)
+        return searched(
+            models.graph, models.search, query, entity_type=entity_type, offset=offset, limit=limit
+        )
 
     value, point = await read_models(ctx, tool, args.as_of, search)
     return _graph_answer(value, point)
@@ -209,13 +193,7 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     args = parse_args(tool, raw, OpenNodesArgs)
     check_count(tool, len(args.names), "names", ctx.limits.max_items)
     names = list(args.names)
-
-    def open_(models: GraphModels) -> dict[str, Any]:
-        graph = models.graph
-        # The official order is the graph's listing order, not the order asked for.
-        return subgraph_value(graph, graph.entities_named(names, listing_order=True))
-
-    value, point = await read_models(ctx, tool, args.as_of, open_)
+    value, point = await read_models(ctx, tool, args.as_of, lambda m: opened(m.graph, names))
     return _graph_answer(value, point)
 
 

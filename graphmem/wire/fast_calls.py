@@ -179,7 +179,9 @@ class FastCalls:
             result["isError"] = True
         if version in MODERN_PROTOCOL_VERSIONS:
             result["resultType"] = "complete"
-        if outcome.structured is not None:
+        if outcome.structured_json is not None:  # the same bytes, encoded once
+            result["structuredContent"] = msgspec.Raw(outcome.structured_json)
+        elif outcome.structured is not None:
             result["structuredContent"] = outcome.structured
         if version in MODERN_PROTOCOL_VERSIONS:
             result["_meta"] = {SERVER_INFO_META_KEY: self._server_info}

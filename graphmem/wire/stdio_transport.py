@@ -128,6 +128,8 @@ async def fast_stdio_server(
     with the wire guard built in: a line the SDK cannot take is answered here, requests are
     served in the order read, and when the client closes stdin, requests already read are
     answered, and every answer written whole, before the server sees the end."""
+    if handshake is not None:
+        handshake.take_over()  # before the fds are claimed: the early reads use them
     wire_in, wire_out = _claim_standard_fds()
     try:
         read, close_reader = await _open_reader(wire_in)

@@ -1,0 +1,120 @@
+"""Peak memory of one whole-graph answer: what a `read_graph` at N entities costs the server
+beyond the graph it holds (issue 21, item 3: "at 1M ... report peak RSS during the call").
+
+For each N, seeds a store (as bench.compare does), starts the server, asks one selective
+search (everything loaded and warm), then resets the kernel's peak-RSS mark
+(/proc/PID/clear_refs, 5) and times one `read_graph` (and one broad `search_nodes`), reading
+VmHWM after each: the peak during the call, whatever the sampling could miss. Linux only.
+
+    python -m bench.whole_graph_memory --sizes 50000,1000000
+    python -m bench.whole_graph_memory --sizes 50000 --official   # the official server too
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.dataset import COMMON_WORD, unique_token, write_jsonl
+from bench.machine import load_average, machine_facts
+from bench.servers import ServerName, sample, seed, start
+
+RESULTS = Path(__file__).resolve().parent / "results"
+MB = 2**20
+WARM_UP_SECONDS = 900.0
+
+
+def _reset_peak(pid: int) -> None:
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def measure(server: ServerName, jsonl: Path, n: int, root: Path) -> dict[str, Any]:
+    store = seed(server, jsonl, root / f"{server}-{n}", root / "seed.log")
+    client = start(store, root / f"{server}-{n}.stderr.log")
+    try:
+        # At 1M the first search may outlast the server's 60 s call bound on a loaded
+        # machine (its search index is built on first use): asked again, bounded.
+        deadline = time.monotonic() + WARM_UP_SECONDS
+        while (reply := client.call("search_nodes", {"query": unique_token(0)})).failed:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{server}: search failed: {reply.describe()}")
+        steady = sample(client.pid)
+        row: dict[str, Any] = {"server": server, "n": n, "rss_before_mb": steady.rss_bytes / MB}
+        for label, tool, arguments in (
+            ("read_graph", "read_graph", {}),
+            ("search_nodes_broad", "search_nodes", {"query": COMMON_WORD}),
+        ):
+            before = sample(client.pid)
+            _reset_peak(client.pid)
+            started = time.perf_counter()
+            answer = client.call(tool, arguments)
+            seconds = time.perf_counter() - started
+            after = sample(client.pid)
+            if answer.failed:
+                raise RuntimeError(f"{server}: {tool} failed: {answer.describe()}")
+            row[label] = {
+                "seconds": round(seconds, 3),
+                "rss_before_mb": round(before.rss_bytes / MB, 1),
+                "peak_mb": round(after.peak_rss_bytes / MB, 1),
+                "peak_over_before_mb": round((after.peak_rss_bytes - before.rss_bytes) / MB, 1),
+                "rss_after_mb": round(after.rss_bytes / MB, 1),
+                "reply_mb": round(answer.size / MB, 1),
+            }
+        return row
+    finally:
+        client.close(timeout=600)
+
+
+def report(results: dict[str, Any]) -> str:
+    lines = [
+        "Peak RSS during one whole-graph answer (VmHWM reset just before the call; load "
+        f"average before {results['load_before']}, after {results['load_after']}).",
+        "",
+        "| server | entities | call | seconds | RSS before | peak during the call | "
+        "peak - before | reply line |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in results["rows"]:
+        for label in ("read_graph", "search_nodes_broad"):
+            cell = row[label]
+            lines.append(
+                f"| {row['server']} | {row['n']:,} | {label} | {cell['seconds']:.2f} s | "
+                f"{cell['rss_before_mb']:,.0f} MB | {cell['peak_mb']:,.0f} MB | "
+                f"{cell['peak_over_before_mb']:,.0f} MB | {cell['reply_mb']:,.0f} MB |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="50000,1000000", help="entities, comma-separated")
+    parser.add_argument("--official", action="store_true", help="measure the official too")
+    parser.add_argument("--out", type=Path, default=RESULTS / "whole_graph_memory.json")
+    args = parser.parse_args()
+    sizes = [int(part) for part in args.sizes.split(",") if part.strip()]
+    servers: tuple[ServerName, ...] = ("graphmem", "official") if args.official else ("graphmem",)
+    results: dict[str, Any] = {"load_before": load_average(), "machine": machine_facts()}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="graphmem-wholegraph-") as tmp:
+        root = Path(tmp)
+        for n in sizes:
+            jsonl = root / f"graph-{n}.jsonl"
+            write_jsonl(jsonl, n)
+            for server in servers:
+                rows.append(measure(server, jsonl, n, root))
+                print(json.dumps(rows[-1]), flush=True)
+            jsonl.unlink()
+    results.update(rows=rows, load_after=load_average())
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    table = report(results)
+    args.out.with_suffix(".md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,476 @@
+"""The official read tools answered over stdio while the rest of the server is still loading.
+
+A stdio client spawns a fresh server and its first question is usually a read. Importing the
+MCP SDK and the actors takes most of a second on a busy machine, several times what the
+official server needs to start and answer. Yet a read needs neither: the graph as of the
+log's end is the newest checkpoint plus the log after it (as the writer restores it), searched
+as as-of reads search (actors.frozen_search), and the answer is a pure function of it
+(graphmem.tools.memory_reads, the code the tools run). So once graphmem.early_handshake has
+answered `initialize`, this thread restores the graph (the main thread waits for that, briefly,
+so as not to halve its share of the interpreter) and answers `search_nodes`, `open_nodes` and
+`read_graph` calls while the main thread loads the server; when the server is ready, it takes
+over the pipe (`finish`) with every byte this thread read and did not answer, in order.
+
+What is answered here is exactly what the server would write for the same store: the same
+functions over the same models, the response line of graphmem.wire.fast_calls (a test holds
+the two paths to the same bytes). Anything else, or anything this path is not sure of (other
+tools or methods, arguments it would have to refuse, as_of, a protocol era it does not write),
+is left to the server, and so is everything read after it: answers go out in the order the
+requests came, and a read never overtakes a write it follows. `notifications/initialized`
+changes no answer, so it is passed on without holding up the reads behind it.
+
+The models are built from the log once, at start: a write by another process sharing the
+data dir during the start-up second is seen from the server's first answer on, as it would
+be after the server's own catch-up. Too large a store (a checkpoint past
+EARLY_READS_MAX_SNAPSHOT, more than EARLY_READS_MAX_TAIL events after it) is not restored
+twice: the server answers everything, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import selectors
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # no cost at run time: ~40 ms to import
+
+    from actors.frozen_search import FrozenSearch
+    from graphmem.config import Settings
+    from projections.graph import GraphProjection
+
+__all__ = ["EarlyReads", "start_early_reads"]
+
+# A checkpoint larger than this (bytes) is left to the server: restoring it here too costs the
+# memory of a second graph during start-up. The benchmark's data set checkpoints at about
+# 350 bytes per entity: this admits some 140,000 entities.
+EARLY_READS_MAX_SNAPSHOT = 48 << 20
+# More events than this after the checkpoint (a stale one) would take longer to fold here
+# than the server takes to load: left to the server.
+EARLY_READS_MAX_TAIL = 100_000
+# How long `finish` waits for an answer being written (a client that reads nothing).
+FINISH_TIMEOUT = 120.0
+
+_TOOLS = frozenset({"search_nodes", "open_nodes", "read_graph"})
+# The handshake-era versions, whose CallToolResult carries neither resultType nor _meta
+# (mcp_types.version; a test holds this to the SDK's list).
+HANDSHAKE_ERA_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
+_REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_PARAM_KEYS = frozenset({"name", "arguments"})
+_ARGUMENT_KEYS = {
+    "search_nodes": frozenset({"query", "entityType", "limit", "offset"}),
+    "open_nodes": frozenset({"names"}),
+    "read_graph": frozenset({"limit", "offset"}),
+}
+_INT64 = range(-(2**63), 2**63)
+# graphmem.tools.base's rules for a query (multi-line) and an entity type (single line).
+_CONTROL_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_SINGLE_LINE = re.compile(r"[\x00-\x1f\x7f]")
+_READ = 64 * 1024
+
+_encode_json = msgspec.json.Encoder().encode
+_decode_json = msgspec.json.Decoder().decode
+
+
+@dataclass(frozen=True)
+class _Models:
+    """The graph as of the log's end at start-up, and its search."""
+
+    graph: GraphProjection
+    search: FrozenSearch
+
+
+@dataclass(frozen=True)
+class _Call:
+    request_id: int | str
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class _Answered:
+    """One call answered here, logged by the server once logging is set up."""
+
+    tool: str
+    ms: float
+
+
+@dataclass
+class EarlyReads:
+    """The thread answering reads; `finish` hands the pipe back to the server."""
+
+    settings: Settings
+    version: str  # the protocol version the kept initialize answer agreed
+    client: str | None
+    pending: bytearray  # read from fd 0 and not answered, in order
+    _stop_read: int = -1
+    _stop_write: int = -1
+    _thread: threading.Thread | None = None
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _restored: threading.Event = field(default_factory=threading.Event)
+    _models: _Models | None = None
+    _holding: bool = False  # something before the bytes still pending is the server's
+    answered: list[_Answered] = field(default_factory=list)
+    problem: str | None = None  # why it stopped answering early (for the server's log)
+    position: int = 0
+
+    def start(self) -> None:
+        self._stop_read, self._stop_write = os.pipe()
+        self._thread = threading.Thread(target=self._run, name="graphmem-early-reads", daemon=True)
+        self._thread.start()
+
+    def finish(self, timeout: float = FINISH_TIMEOUT) -> bytes:
+        """Stop answering; the bytes read from fd 0 and not answered, in order. Raises
+        TimeoutError when the thread is still writing an answer after `timeout`."""
+        self._stopping.set()
+        with contextlib.suppress(OSError):
+            os.write(self._stop_write, b"x")
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                raise TimeoutError(f"an early answer was still being written after {timeout} s")
+        for fd in (self._stop_read, self._stop_write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._models = None  # the server's own models take over; this copy can go
+        return bytes(self.pending)
+
+    def report(self) -> None:
+        """Log what was answered here (the canonical call line of each, as the server's own
+        calls log it) and why answering stopped early, once logging is set up."""
+        import structlog  # noqa: PLC0415 (loaded by the server by now)
+
+        log = structlog.get_logger(__name__)
+        for call in self.answered:
+            log.info(
+                "tool_called",
+                tool=call.tool,
+                client=self.client,
+                session=None,
+                outcome="ok",
+                is_error=False,
+                ms=round(call.ms, 3),
+                events=0,
+                early=True,
+            )
+        log.info(
+            "early_reads_done",
+            answered=len(self.answered),
+            position=self.position,
+            handed_over=len(self.pending),
+            problem=self.problem,
+        )
+
+    # --- the thread -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            try:
+                self._models = self._restore()
+            finally:
+                self._restored.set()
+            if self._models is not None:
+                self._serve()
+        except Exception as problem:  # the edge: the server answers whatever is left
+            self.problem = f"{type(problem).__name__}: {problem}"
+
+    def wait_restored(self, timeout: float) -> bool:
+        """Wait (at most `timeout`) until the graph is restored, or restoring gave up."""
+        return self._restored.wait(timeout)
+
+    def _restore(self) -> _Models | None:
+        # Imported here, on this thread, and only what a restore needs (not the actors, which
+        # bring structlog and rich): the main thread meanwhile loads the server.
+        from actors.frozen_search import FrozenSearch  # noqa: PLC0415
+        from eventstore.lmdb_log import LmdbEventLog  # noqa: PLC0415
+        from projections.graph import GraphProjection  # noqa: PLC0415
+
+        settings = self.settings
+        # Opened as the server opens it: a process shares one environment per data dir, and
+        # its first opener's settings are the environment's.
+        event_log = LmdbEventLog.open(
+            settings.data_dir,
+            durability=settings.durability,
+            node_id=settings.node_id,
+            clock=settings.hybrid_clock(),
+        )
+        try:
+            end = event_log.last_position()
+            entries = [
+                entry
+                for entry in event_log.checkpoints.entries(GraphProjection.name)
+                if entry.version == GraphProjection.version and entry.problem is None
+            ]
+            if entries and entries[-1].size > EARLY_READS_MAX_SNAPSHOT:
+                self.problem = f"the checkpoint is larger than {EARLY_READS_MAX_SNAPSHOT} bytes"
+                return None
+            # As the server restores (actors.checkpointer.restore_newest), without falling
+            # back to older checkpoints: a bad one is the server's to report and pass over.
+            found = event_log.checkpoints.load(GraphProjection.name, GraphProjection.version)
+            graph = (
+                GraphProjection() if found is None else GraphProjection.from_snapshot(found.payload)
+            )
+            if found is not None and graph.position != found.position:
+                self.problem = "the checkpoint's snapshot is not at its position"
+                return None
+            if end - graph.position > EARLY_READS_MAX_TAIL:
+                self.problem = f"more than {EARLY_READS_MAX_TAIL} events after the checkpoint"
+                return None
+            if end > graph.position:  # a stale checkpoint: the log after it, up to the end
+                graph.apply_all(
+                    itertools.islice(event_log.read_from(graph.position + 1), end - graph.position)
+                )
+            if graph.position != end:
+                self.problem = f"the log does not continue from {graph.position} to {end}"
+                return None
+            self.position = end
+            return _Models(graph, FrozenSearch(graph))  # the search built now, before a question
+        finally:
+            event_log.close()
+
+    def _serve(self) -> None:
+        selector = selectors.DefaultSelector()
+        selector.register(0, selectors.EVENT_READ)
+        selector.register(self._stop_read, selectors.EVENT_READ)
+        try:
+            self._answer_pending()
+            while not self._stopping.is_set() and not self._holding:
+                ready = {key.fd for key, _ in selector.select()}
+                if self._stop_read in ready or self._stopping.is_set():
+                    return
+                chunk = os.read(0, _READ)
+                if not chunk:  # the client closed stdin: the server answers the rest
+                    return
+                self.pending += chunk
+                self._answer_pending()
+        finally:
+            selector.close()
+
+    def _answer_pending(self) -> None:
+        """Answer the complete lines at the head of `pending` that this path can answer; stop
+        at the first one it cannot (that one and all after it are the server's)."""
+        held = bytearray()
+        while not self._holding and not self._stopping.is_set():
+            end = self.pending.find(b"\n")
+            if end < 0:
+                break
+            line = bytes(self.pending[: end + 1])
+            if len(line) > self.settings.max_line_bytes:
+                self._holding = True
+                break
+            message = _decode(line)
+            if message is None and not line.strip():
+                held += line  # a blank line: the server skips it too
+            elif _is_initialized(message):
+                held += line
+            elif (call := self._call(message)) is not None:
+                self._write(self._answer(call))
+            else:
+                self._holding = True
+                break
+            del self.pending[: end + 1]
+        self.pending[:0] = held
+
+    def _call(self, message: object) -> _Call | None:
+        """The read in `message` when this path answers it exactly as the server would."""
+        if not isinstance(message, dict) or message.keys() - _REQUEST_KEYS:
+            return None
+        request_id, params = message.get("id"), message.get("params")
+        if (
+            message.get("jsonrpc") != "2.0"
+            or message.get("method") != "tools/call"
+            or not _plain_id(request_id)
+            or not isinstance(params, dict)
+            or params.keys() - _PARAM_KEYS
+        ):
+            return None
+        tool, arguments = params.get("name"), params.get("arguments", {})
+        if tool not in _TOOLS or not isinstance(arguments, dict):
+            return None
+        assert isinstance(tool, str)
+        if arguments.keys() - _ARGUMENT_KEYS[tool] or not self._plain(tool, arguments):
+            return None
+        return _Call(request_id, tool, arguments)
+
+    def _plain(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Arguments the tool takes as they are (anything it would refuse is the server's,
+        which words the refusal)."""
+        limits = self.settings.limits
+        if not all(
+            _count(arguments.get(key), minimum) for key, minimum in (("limit", 1), ("offset", 0))
+        ):
+            return False
+        if tool == "search_nodes":
+            query, entity_type = arguments.get("query"), arguments.get("entityType")
+            return _text(query, limits.max_query_chars, _CONTROL_MULTILINE) and (
+                entity_type is None
+                or _text(entity_type, limits.max_name_chars, _CONTROL_SINGLE_LINE)
+            )
+        if tool == "open_nodes":
+            names = arguments.get("names")
+            return (
+                isinstance(names, list)
+                and len(names) <= limits.max_items
+                and all(isinstance(name, str) and _utf8(name) for name in names)
+            )
+        return True
+
+    def _answer(self, call: _Call) -> bytes:
+        from graphmem.tools.memory_reads import graph_page, opened, searched  # noqa: PLC0415
+
+        started = time.perf_counter()
+        models = self._models
+        assert models is not None
+        arguments = call.arguments
+        if call.tool == "search_nodes":
+            value = searched(
+                models.graph,
+                models.search,
+                arguments["query"],
+                entity_type=arguments.get("entityType"),
+                offset=arguments.get("offset"),
+                limit=arguments.get("limit"),
+            )
+        elif call.tool == "open_nodes":
+            value = opened(models.graph, list(arguments["names"]))
+        else:
+            value = graph_page(models.graph, arguments.get("offset"), arguments.get("limit"))
+        # graphmem.tools.base.render's text and graphmem.wire.fast_calls' line, for a
+        # handshake-era session.
+        encoded = _encode_json(value)
+        text = msgspec.json.format(encoded, indent=2).decode()
+        result = {
+            "content": [{"text": text, "type": "text"}],
+            "structuredContent": msgspec.Raw(encoded),
+        }
+        data = _encode_json({"jsonrpc": "2.0", "id": call.request_id, "result": result})
+        self.answered.append(_Answered(call.tool, (time.perf_counter() - started) * 1000))
+        return data
+
+    @staticmethod
+    def _write(data: bytes) -> None:
+        view = memoryview(data + b"\n")
+        while view:
+            view = view[os.write(1, view) :]
+
+
+def _decode(line: bytes) -> object:
+    try:
+        return _decode_json(line)
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        return None
+
+
+def _is_initialized(message: object) -> bool:
+    return (
+        isinstance(message, dict)
+        and message.keys() <= {"jsonrpc", "method", "params"}
+        and message.get("jsonrpc") == "2.0"
+        and message.get("method") == "notifications/initialized"
+    )
+
+
+def _plain_id(request_id: object) -> TypeIs[int | str]:
+    """An id both parsers read alike and msgspec writes back unchanged (as fast_calls)."""
+    if isinstance(request_id, str):
+        return _utf8(request_id)
+    return isinstance(request_id, int) and not isinstance(request_id, bool) and request_id in _INT64
+
+
+def _count(value: object, minimum: int) -> bool:
+    if value is None:
+        return True
+    return isinstance(value, int) and not isinstance(value, bool) and minimum <= value < 2**63
+
+
+def _utf8(value: str) -> bool:
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the wire guard's to refuse
+        return False
+    return True
+
+
+def _text(value: object, max_chars: int, control: re.Pattern[str]) -> bool:
+    return (
+        isinstance(value, str)
+        and len(value) <= max_chars
+        and _utf8(value)
+        and control.search(value) is None
+    )
+
+
+def start_early_reads(
+    argv: Sequence[str], initialize_line: bytes, kept_answer: bytes, after: bytes
+) -> EarlyReads | None:
+    """The early reads thread for a `graphmem serve` on stdio whose `initialize` was answered
+    early with `kept_answer`, started; None when this start is not one it serves (the server
+    then answers everything). `after`: what was read past the initialize line."""
+    version = _agreed_version(kept_answer)
+    if version is None:
+        return None
+    settings = _settings(argv)
+    if settings is None:
+        return None
+    reads = EarlyReads(settings, version, _client_name(initialize_line), bytearray(after))
+    reads.start()
+    return reads
+
+
+def _agreed_version(kept_answer: bytes) -> str | None:
+    answer = _decode(kept_answer)
+    result = answer.get("result") if isinstance(answer, dict) else None
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    return version if isinstance(version, str) and version in HANDSHAKE_ERA_VERSIONS else None
+
+
+def _client_name(line: bytes) -> str | None:
+    message = _decode(line)
+    params = message.get("params") if isinstance(message, dict) else None
+    info = params.get("clientInfo") if isinstance(params, dict) else None
+    name = info.get("name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _settings(argv: Sequence[str]) -> Settings | None:
+    """The settings the server will run with, when they let this path answer as it would:
+    the memory tools served and not mesh's in their place, no replication (which may bring
+    events in before the first answer), the fast path on, no GRAPHMEM_HOOKS."""
+    from graphmem.config import Settings, SettingsError, parse_tools  # noqa: PLC0415
+
+    try:
+        settings = Settings.from_env()
+        items = list(argv)
+        while items:
+            item = items.pop(0)
+            name, eq, value = item.partition("=")
+            if name in {"--data-dir", "--tools", "--replicate"} and not eq:
+                value = items.pop(0) if items else ""
+            if name == "--data-dir" and value:
+                settings = settings.with_data_dir(value)
+            elif name == "--tools":
+                settings = settings.with_tools(parse_tools(value, where="--tools"))
+            elif name == "--replicate" and value:
+                return None
+    except (SettingsError, ValueError):
+        return None  # the server says what is wrong
+    if (
+        "memory" not in settings.tools
+        or "mesh" in settings.tools
+        or settings.replication.url
+        or not settings.fast_calls
+        or settings.hooks  # one that does not load stops start-up: answer nothing before
+    ):
+        return None
+    return settings

@@ -1,0 +1,81 @@
+"""The answers of the official read tools (search_nodes, open_nodes, read_graph) as pure
+functions of the read models, so that the tools and the early path (graphmem.early_reads,
+which answers them before the actors run) compute them with one code.
+
+Light on purpose: the early path imports this before the SDK and the actors are loaded.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from graphmem.tools.graph_values import paged, subgraph_value, whole_graph
+from projections.graph import EntityView, GraphProjection
+
+__all__ = ["Searcher", "graph_page", "opened", "searched"]
+
+
+class Searcher(Protocol):
+    """A search index over the graph (the writer's SearchProjection, or a FrozenSearch)."""
+
+    def search(self, graph: GraphProjection, query: str) -> list[str]: ...
+
+
+@contextmanager
+def _uncollected() -> Iterator[None]:
+    """No cyclic collection while an answer is built. A whole graph's answer makes a few
+    hundred thousand dicts and lists, none in a cycle, which set off collections that scan
+    the graph's millions of live objects again and again: about a quarter of a broad call at
+    50,000 entities. Collection resumes (if it was on) once the answer is built; as in
+    projections.graph._codec, never left off by an interleaving thread."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def graph_page(graph: GraphProjection, offset: int | None, limit: int | None) -> dict[str, Any]:
+    """read_graph: the whole graph, or a page of it in name order when either is given."""
+    with _uncollected():
+        if limit is None and offset is None:
+            return whole_graph(graph)
+        # From the graph's name index: a page costs the same whatever was deleted before.
+        return subgraph_value(graph, graph.entities_page(offset or 0, limit))
+
+
+def searched(
+    graph: GraphProjection,
+    search: Searcher,
+    query: str,
+    *,
+    entity_type: str | None,
+    offset: int | None,
+    limit: int | None,
+) -> dict[str, Any]:
+    """search_nodes: the entities whose text holds `query`, with their relations."""
+    names = search.search(graph, query)
+    with _uncollected():
+        # A search lists the alive entities that match, each once, in listing order (the
+        # search index's property tests hold it to a scan of the listing): when all match,
+        # the answer is the listing itself, without a look-up per name.
+        found: Iterable[EntityView] = (
+            graph.entities() if len(names) == graph.entity_count() else graph.entities_named(names)
+        )
+        if entity_type is not None:
+            found = [e for e in found if e.entity_type == entity_type]
+        paging = offset is not None or limit is not None
+        page = paged(found, offset or 0, limit) if paging else list(found)
+        return subgraph_value(graph, page)
+
+
+def opened(graph: GraphProjection, names: list[str]) -> dict[str, Any]:
+    """open_nodes: the named entities, with their relations."""
+    with _uncollected():
+        # The official order is the graph's listing order, not the order asked for.
+        return subgraph_value(graph, graph.entities_named(names, listing_order=True))
