@@ -32,6 +32,11 @@ def from_u64(data: bytes) -> int:
     return value
 
 
+def u64_list(packed: list[bytes]) -> list[int]:
+    """Many u64 keys at once, unpacked in C."""
+    return [value for (value,) in _U64.iter_unpack(b"".join(packed))]
+
+
 def origin_bytes(origin: str) -> bytes:
     """The origin as stored; its length must fit the one-byte prefix of an origins key."""
     raw = origin.encode()

@@ -216,6 +216,13 @@ class EventLog(Protocol):
         """One origin's envelopes with from_seq <= origin_seq <= to_seq, in origin_seq order."""
         ...
 
+    def read_origin_records(
+        self, origin: str, from_seq: int = 1, to_seq: int | None = None
+    ) -> list[tuple[Envelope, bytes]]:
+        """read_origin's envelopes, each with its record as stored (encode_envelope's
+        bytes): for a sender that forwards the bytes rather than encoding each again."""
+        ...
+
     def last_origin_seq(self, origin: str) -> int: ...
 
     def origins(self) -> dict[str, int]:
