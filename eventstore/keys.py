@@ -21,6 +21,9 @@ _MAX_ORIGIN_BYTES = 255
 META_FORMAT = b"format"
 META_NODE_ID = b"node_id"
 META_HLC = b"hlc"
+# The ids this data dir wrote as before it was restored from a backup, newline-separated:
+# never written as again (eventstore.identity).
+META_FORMER_NODE_IDS = b"former_node_ids"
 _META_SEQ_PREFIX = b"seq:"
 
 

@@ -29,6 +29,7 @@ from eventstore.log import (
     LogError,
     LogTransaction,
     RemoteAppend,
+    RetiredNodeIdError,
 )
 from eventstore.records import decode_record, decode_records, origin_records
 
@@ -73,6 +74,8 @@ class LmdbEventLog:
         self._durability = durability
         self._node_id = node_id if node_id is not None else shared.stored_node_id
         keys.origin_bytes(self._node_id)  # validates it now rather than at the first append
+        if self._node_id in shared.former_node_ids:
+            raise RetiredNodeIdError(shared.path, self._node_id, shared.stored_node_id)
         self.clock = clock if clock is not None else HybridLogicalClock()
         # A strict log on an env first opened everysec cannot rely on the env's flags.
         self._sync_after_commit = durability is Durability.STRICT and not shared.sync_on_commit
@@ -106,6 +109,11 @@ class LmdbEventLog:
     @property
     def node_id(self) -> str:
         return self._node_id
+
+    @property
+    def former_node_ids(self) -> frozenset[str]:
+        """The ids this data dir wrote as before it was restored (eventstore.identity)."""
+        return self._require_open().former_node_ids
 
     @property
     def durability(self) -> Durability:

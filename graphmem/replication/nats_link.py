@@ -48,7 +48,7 @@ from nats.js.errors import NotFoundError
 
 from actors.bridge import AsyncReply
 from actors.replicator import ReplicatorPort, complete_transactions
-from eventstore.events import Envelope
+from eventstore.events import Envelope, decode_envelope
 from eventstore.log import EventLog, RemoteAppend
 from graphmem.config import ReplicationSettings
 from graphmem.replication import names
@@ -280,15 +280,17 @@ class NatsLink:
                 self._reconnected.clear()
                 if self._resync:
                     self._resync, known = False, None
+                asked = known is None
                 hub_last = known if known is not None else await self._ensure_stream(js)
-                known = hub_last
                 self._state.hub_holds[me] = hub_last
                 mine = self._log.last_origin_seq(me)
                 self._state.to_send = max(mine - hub_last, 0)
                 self._state_dirty = True
-                if hub_last > mine:
-                    self._ahead_of_log(hub_last, mine, stream)
-                    await _wait(changed, IDLE_RECHECK)
+                known = hub_last
+                if (asked or hub_last > mine) and not await self._same_history(
+                    js, stream, hub_last, mine
+                ):
+                    await _wait(changed, IDLE_RECHECK)  # paused: the error says what to do
                     known = None
                     continue
                 if hub_last == mine:
@@ -322,14 +324,41 @@ class NatsLink:
                 self._error(f"sending to the hub: {_describe(error)}")
                 await self._pause(1.0)
 
-    def _ahead_of_log(self, hub_last: int, mine: int, stream: str) -> None:
+    async def _same_history(
+        self, js: JetStreamContext, stream: str, hub_last: int, mine: int
+    ) -> bool:
+        """Whether the hub's copy of this node's events is this log's (asked after every
+        fresh look at the stream: at the start, after a reconnect, a refusal or an idle
+        spell). False, with the error set, when the hub holds events this log lacks, or when
+        its last one is not this log's event of that number: another data dir writes as this
+        node (a copied data dir, or one restored with the same GRAPHMEM_NODE_ID), and
+        publishing on would put this log's events after a history that is not theirs while
+        peers drop the ones whose numbers they hold. Sending stays paused until fixed."""
+        me = self._node
+        if hub_last > mine:
+            self._error(
+                f"the hub holds {hub_last} events of node {me} but its log only {mine} "
+                "(restored from a backup with the same node id?): sending is paused so that "
+                "the hub's copy is not contradicted; start this data dir with a new "
+                f"GRAPHMEM_NODE_ID, or remove the hub's stream {stream} if the log is the "
+                "one to keep"
+            )
+            return False
+        if hub_last == 0:
+            return True
+        held = await js.get_msg(stream, hub_last)
+        theirs = decode_envelope(held.data or b"")
+        ours = self._log.read_origin(me, hub_last, hub_last)[0]
+        if (theirs.origin, theirs.hlc, theirs.tx) == (ours.origin, ours.hlc, ours.tx):
+            return True
         self._error(
-            f"the hub holds {hub_last} events of node {self._node} but its log only "
-            f"{mine} (restored from a backup?): sending is paused so that the "
-            "hub's copy is not contradicted; start this data dir with a new "
-            "GRAPHMEM_NODE_ID, or remove the hub's stream "
-            f"{stream} if the log is the one to keep"
+            f"the hub's event {hub_last} of node {me} is not this log's event {hub_last}: "
+            f"another data dir writes as {me} too (a copy of this one, or one restored from "
+            "a backup with the same GRAPHMEM_NODE_ID); sending is paused, as peers would drop "
+            "this log's events as duplicates of that one's: give one of them a new "
+            "GRAPHMEM_NODE_ID (`graphmem restore` gives a restored data dir one)"
         )
+        return False
 
     async def _pause(self, seconds: float) -> None:
         """Wait after a failure, but no longer once the connection is back (since this
