@@ -183,6 +183,7 @@ def _stats_command(args: argparse.Namespace, settings: Settings) -> int:
             settings.node_id or event_log.node_id,
             event_log.origins(),
             read_state(settings.data_dir / STATE_FILE),
+            event_log.former_node_ids,
         )
     print_stats(figures, sys.stdout, as_json=args.json)
     return 0

@@ -468,6 +468,7 @@ class NatsLink:
                     if node is None:
                         continue
                     self._state.hub_holds[node] = int(info.state.last_seq)
+                    self._state.hub_first[node] = int(info.state.first_seq)
                     if node == self._node:
                         continue
                     feed = self._feeds.get(node)

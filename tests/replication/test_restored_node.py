@@ -82,6 +82,19 @@ def test_a_node_restored_from_an_old_backup_loses_no_write_and_converges_with_it
     # The old id's later events came back to the restored node from the hub, as a peer's.
     assert a2.frontier()["a"] == b.frontier()["a"] == _hub_last(hub, "a")
 
+    # The old id shows as a departed member to retire; as GRAPHMEM_NODE_ID, as a problem.
+    shown = graphmem(a2.dir, "replication", "status", "--json")
+    assert shown.returncode == 0, shown.stderr
+    report = json.loads(shown.stdout)
+    assert report["node"] == a2.node_id
+    assert "a" in [o["origin"] for o in report["origins"] if o["former"]]
+    assert "graphmem replication retire" in report["notes"][0]
+    doctor = graphmem(a2.dir, "doctor", env={"GRAPHMEM_NODE_ID": "a"})
+    assert doctor.returncode == 1
+    assert "PROBLEM  node id: node id a (GRAPHMEM_NODE_ID) is one this data dir wrote as" in (
+        doctor.stdout
+    )
+
 
 def test_a_data_dir_writing_as_a_node_whose_history_the_hub_holds_otherwise_is_paused(
     hub: Hub, nodes: Callable[..., Node], tmp_path: Path
