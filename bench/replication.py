@@ -330,17 +330,18 @@ def cost_stdio(root: Path, hub: Hub, writes: int, rounds: int) -> dict[str, Any]
 
 
 def _thread_cpu(name: str) -> float:
-    """CPU seconds of this process's thread `name` (Linux /proc; 0.0 elsewhere), ticks of
-    1/CLK_TCK: summed over a round of writes, the link's own share of their cost."""
+    """CPU seconds of this process's threads called `name` (Linux /proc; 0.0 elsewhere),
+    ticks of 1/CLK_TCK: over a round of writes, the link's own share of their cost."""
+    ticks = 0
     for thread in threading.enumerate():
         if thread.name == name and thread.native_id is not None:
             try:
                 with open(f"/proc/self/task/{thread.native_id}/stat") as stat:
                     fields = stat.read().rsplit(")", 1)[1].split()
             except OSError:
-                return 0.0
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return 0.0
+                continue  # ended meanwhile
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _connectable(port: int) -> bool:
