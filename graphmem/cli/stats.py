@@ -158,6 +158,8 @@ def print_stats(figures: dict[str, Any], out: TextIO, *, as_json: bool = False) 
             reachable = "reachable" if server["hub_reachable"] else "NOT reachable"
             state += f" ({reachable} as of {server['as_of']}; {server['to_send']} to send"
             state += f"; last error: {server['last_error']})" if server["last_error"] else ")"
+        if replication["problems"]:
+            state += f"; {len(replication['problems'])} problem(s): `graphmem replication status`"
         lines.append(f"replication   {state}")
     out.write("\n".join(lines) + "\n")
 

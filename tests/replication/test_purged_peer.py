@@ -54,6 +54,8 @@ def test_a_peer_joining_after_a_purge_reports_the_hole_and_folds_nothing_past_it
     problems = _status(c)["problems"]
     assert "events 1..2 of node a" in problems[0]
     assert "not built yet" in problems[0]
+    stats = graphmem(c.dir, "stats")
+    assert "1 problem(s): `graphmem replication status`" in stats.stdout, stats.stderr
     doctor = graphmem(c.dir, "doctor")
     assert doctor.returncode == 1
     assert "PROBLEM  replication: the hub no longer holds events 1..2 of node a" in doctor.stdout
