@@ -346,7 +346,10 @@ class NatsLink:
             return False
         if hub_last == 0:
             return True
-        held = await js.get_msg(stream, hub_last)
+        try:
+            held = await js.get_msg(stream, hub_last)
+        except NotFoundError:  # purged: nothing there contradicts this log
+            return True
         theirs = decode_envelope(held.data or b"")
         ours = self._log.read_origin(me, hub_last, hub_last)[0]
         if (theirs.origin, theirs.hlc, theirs.tx) == (ours.origin, ours.hlc, ours.tx):

@@ -5,6 +5,7 @@ dir that writes as an id whose history the hub holds differently is paused, not 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -12,9 +13,11 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+import nats
 import pytest
 
 from eventstore.log import RetiredNodeIdError
+from graphmem.replication import names
 from graphmem.replication.hub import Hub
 from graphmem.replication.status import STATE_FILE, read_state
 from tests.e2e.cli_support import graphmem
@@ -129,3 +132,27 @@ def test_a_data_dir_writing_as_a_node_whose_history_the_hub_holds_otherwise_is_p
     # writes stay in this log, and the error says what to do.
     assert _hub_last(hub, "a") == held
     assert {"four", "five"}.isdisjoint(_names(b))
+
+
+async def _purge(url: str, node: str) -> None:
+    nc = await nats.connect(url)
+    try:
+        await nc.jetstream().purge_stream(names.stream_name("t", node))
+    finally:
+        await nc.close()
+
+
+def test_a_node_whose_own_stream_was_purged_publishes_on_after_it(
+    hub: Hub, nodes: Callable[..., Node]
+) -> None:
+    a, b = nodes("a", hub.url), nodes("b", hub.url)
+    a.create("one", "two")
+    converged([a, b])
+    held = a.frontier()["a"]
+    a.stop()
+    asyncio.run(_purge(hub.url, "a"))  # the hub keeps the last sequence, not the events
+
+    a = nodes("a", hub.url)  # its fresh look finds no event to compare: nothing contradicts
+    a.create("three")
+    wait_for(lambda: _hub_last(hub, "a") > held, what="a to publish past the purge")
+    converged([a, b])
