@@ -21,6 +21,9 @@ _MAX_ORIGIN_BYTES = 255
 META_FORMAT = b"format"
 META_NODE_ID = b"node_id"
 META_HLC = b"hlc"
+# The ids this data dir wrote as before it was restored from a backup, newline-separated:
+# never written as again (eventstore.identity).
+META_FORMER_NODE_IDS = b"former_node_ids"
 _META_SEQ_PREFIX = b"seq:"
 
 
@@ -30,6 +33,11 @@ u64: Callable[[int], bytes] = _U64.pack
 def from_u64(data: bytes) -> int:
     value: int = _U64.unpack(data)[0]
     return value
+
+
+def u64_list(packed: list[bytes]) -> list[int]:
+    """Many u64 keys at once, unpacked in C."""
+    return [value for (value,) in _U64.iter_unpack(b"".join(packed))]
 
 
 def origin_bytes(origin: str) -> bytes:

@@ -184,7 +184,7 @@ class SharedEnv:
             self.meta_db = self.env.open_db(b"meta")
             self.checkpoints_db = self.env.open_db(b"checkpoints")
             self.env.reader_check()  # free reader slots of crashed processes: they pin pages
-            self.stored_node_id = self._init_meta()
+            self.stored_node_id, self.former_node_ids = self._init_meta()
         except BaseException:
             self.env.close()
             raise
@@ -194,7 +194,9 @@ class SharedEnv:
         self._commits = 0
         self._released_at_page = 0
 
-    def _init_meta(self) -> str:
+    def _init_meta(self) -> tuple[str, frozenset[str]]:
+        """The stored node id (created on first open) and the former ones (see
+        eventstore.identity)."""
         # Nothing else in this process can use the env yet, so resizing needs no gate here.
         while True:
             try:
@@ -208,7 +210,8 @@ class SharedEnv:
                     if node_id is None:
                         node_id = secrets.token_hex(8).encode()
                         txn.put(keys.META_NODE_ID, node_id)
-                    return bytes(node_id).decode()
+                    former = bytes(txn.get(keys.META_FORMER_NODE_IDS) or b"").decode()
+                    return bytes(node_id).decode(), frozenset(former.split("\n")) - {""}
             except lmdb.MapResizedError:
                 self.env.set_mapsize(0)
 

@@ -29,8 +29,9 @@ from eventstore.log import (
     LogError,
     LogTransaction,
     RemoteAppend,
+    RetiredNodeIdError,
 )
-from eventstore.records import decode_record, decode_records
+from eventstore.records import decode_record, decode_records, origin_records
 
 T = TypeVar("T")
 
@@ -73,6 +74,8 @@ class LmdbEventLog:
         self._durability = durability
         self._node_id = node_id if node_id is not None else shared.stored_node_id
         keys.origin_bytes(self._node_id)  # validates it now rather than at the first append
+        if self._node_id in shared.former_node_ids:
+            raise RetiredNodeIdError(shared.path, self._node_id, shared.stored_node_id)
         self.clock = clock if clock is not None else HybridLogicalClock()
         # A strict log on an env first opened everysec cannot rely on the env's flags.
         self._sync_after_commit = durability is Durability.STRICT and not shared.sync_on_commit
@@ -106,6 +109,11 @@ class LmdbEventLog:
     @property
     def node_id(self) -> str:
         return self._node_id
+
+    @property
+    def former_node_ids(self) -> frozenset[str]:
+        """The ids this data dir wrote as before it was restored (eventstore.identity)."""
+        return self._require_open().former_node_ids
 
     @property
     def durability(self) -> Durability:
@@ -281,6 +289,38 @@ class LmdbEventLog:
             return found
 
         return self._read(read)
+
+    def read_origin_records(
+        self, origin: str, from_seq: int = 1, to_seq: int | None = None
+    ) -> list[tuple[Envelope, bytes]]:
+        shared = self._require_open()
+        first = max(from_seq, 1)
+        last = to_seq if to_seq is not None else (1 << 64) - 1
+        if last < first:
+            return []
+        start, end = keys.origin_key(origin, first), keys.origin_key(origin, last)
+
+        # Per record only what must run in Python: the replication link reads every event
+        # of this node once more, and read_origin's per-record work (key decoding, a whole
+        # envelope decoded) was most of the link's CPU. One origin's keys are contiguous and
+        # numeric in byte order, so `key > end` ends the range exactly.
+        def read(txn: lmdb.Transaction) -> tuple[list[bytes], list[object]]:
+            cursor = txn.cursor(db=shared.origins_db)
+            positions: list[bytes] = []
+            if cursor.set_range(start):
+                for key, position in cast(Iterator[tuple[bytes, bytes]], cursor):
+                    if key > end:
+                        break
+                    positions.append(position)
+            get, log_db = txn.get, shared.log_db  # bytes: this read holds no buffers
+            return positions, [get(position, db=log_db) for position in positions]
+
+        positions, raws = self._read(read)
+        if None in raws:
+            raise LogError(f"origins index points past the log: {origin}")
+        return origin_records(
+            cast(list[bytes], raws), keys.u64_list(positions), origin, first, shared.path
+        )
 
     def last_origin_seq(self, origin: str) -> int:
         shared = self._require_open()

@@ -30,6 +30,8 @@ class LogError(Exception):
          +-- DamagedLogError   a stored event does not read back (`.position`, `.reason`)
          +-- StorageError      the file system refused the data dir (`.kind`, `.path`,
                                `.detail`); a write that fails so wrote nothing
+
+    and one of settings: RetiredNodeIdError, a node id this data dir no longer writes as.
     """
 
 
@@ -43,6 +45,21 @@ class DamagedLogError(LogError):
         self.position = position
         self.reason = reason
         self.path = path
+
+
+class RetiredNodeIdError(LogError):
+    """The log was opened to write as `node_id`, an id its data dir wrote as before it was
+    restored from a backup (eventstore.identity): that id's later events may exist elsewhere
+    (on a replication hub, in another copy), and writing as it again would reuse their
+    sequence numbers, so every node holding them would drop these as duplicates."""
+
+    def __init__(self, path: str, node_id: str, current: str) -> None:
+        super().__init__(
+            f"the data dir {path} was restored from a backup and no longer writes as node "
+            f"{node_id!r} (events that node wrote after the backup keep its numbers): set "
+            f"GRAPHMEM_NODE_ID to a new id, or unset it to use the data dir's own, {current!r}"
+        )
+        self.node_id = node_id
 
 
 class StorageKind(StrEnum):
@@ -214,6 +231,13 @@ class EventLog(Protocol):
         self, origin: str, from_seq: int = 1, to_seq: int | None = None
     ) -> list[Envelope]:
         """One origin's envelopes with from_seq <= origin_seq <= to_seq, in origin_seq order."""
+        ...
+
+    def read_origin_records(
+        self, origin: str, from_seq: int = 1, to_seq: int | None = None
+    ) -> list[tuple[Envelope, bytes]]:
+        """read_origin's envelopes, each with its record as stored (encode_envelope's
+        bytes): for a sender that forwards the bytes rather than encoding each again."""
         ...
 
     def last_origin_seq(self, origin: str) -> int: ...

@@ -12,7 +12,12 @@ import msgspec
 
 from eventstore import checkpoints
 from eventstore.checkpoints import Retention
-from eventstore.events import AnyEvent, Cause, Envelope, encode_envelope
+from eventstore.events import (
+    AnyEvent,
+    Cause,
+    Envelope,
+    encode_envelope,
+)
 from eventstore.hlc import HybridLogicalClock
 from eventstore.log import (
     Checkpoint,
@@ -210,6 +215,11 @@ class InMemoryEventLog:
             entries = self._by_origin.get(origin, [])
             stop = len(entries) if to_seq is None else max(to_seq, 0)
             return entries[max(from_seq, 1) - 1 : stop]
+
+    def read_origin_records(
+        self, origin: str, from_seq: int = 1, to_seq: int | None = None
+    ) -> list[tuple[Envelope, bytes]]:
+        return [(e, encode_envelope(e)) for e in self.read_origin(origin, from_seq, to_seq)]
 
     def last_origin_seq(self, origin: str) -> int:
         with self._lock:

@@ -16,6 +16,8 @@ from eventstore.log import DamagedLogError
 # RecursionError for nesting past its limit.
 _UNDECODABLE = (msgspec.DecodeError, RecursionError)
 _POSITION = attrgetter("position")
+_ORIGIN = attrgetter("origin")
+_ORIGIN_SEQ = attrgetter("origin_seq")
 
 
 def decode_record(raw: bytes, position: int, path: str | None = None) -> Envelope:
@@ -52,3 +54,33 @@ def decode_records(
         return
     for offset, raw in enumerate(raws):
         yield decode_record(raw, first + offset, path)
+
+
+def origin_records(
+    raws: Sequence[bytes], positions: Sequence[int], origin: str, first_seq: int, path: str | None
+) -> list[tuple[Envelope, bytes]]:
+    """The records of `origin` from `first_seq` on, stored at `positions`, each with its
+    envelope; a record that is not the envelope its origins-index entry names is a
+    DamagedLogError. Each is decoded whole (a sender must not pass a damaged event on to
+    other nodes, where it would stop their feed), in one go as in decode_records."""
+    try:
+        envelopes = list(map(decode_envelope, raws))
+    except _UNDECODABLE:
+        envelopes = []
+    if (
+        len(envelopes) == len(raws)
+        and list(map(_POSITION, envelopes)) == list(positions)
+        and list(map(_ORIGIN_SEQ, envelopes)) == list(range(first_seq, first_seq + len(raws)))
+        and set(map(_ORIGIN, envelopes)) <= {origin}
+    ):
+        return list(zip(envelopes, raws, strict=True))
+    for offset, (raw, at) in enumerate(zip(raws, positions, strict=True)):
+        envelope = decode_record(raw, at, path)
+        if (envelope.origin, envelope.origin_seq) != (origin, first_seq + offset):
+            raise DamagedLogError(
+                at,
+                f"the origins index names it {origin}#{first_seq + offset}, "
+                f"but it is {envelope.origin}#{envelope.origin_seq}",
+                path,
+            )
+    raise AssertionError("unreachable: a record failed the check but decodes soundly")

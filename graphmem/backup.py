@@ -25,12 +25,15 @@ import lmdb
 import msgspec
 
 from eventstore import keys
+from eventstore.identity import renew_node_id
+from graphmem.replication.status import STATE_FILE, read_state
 from graphmem.version import graphmem_version
 
 __all__ = [
     "MANIFEST_FILE",
     "BackupError",
     "Manifest",
+    "Restored",
     "data_dir_in_use",
     "read_manifest",
     "restore",
@@ -258,9 +261,28 @@ def data_dir_in_use(data_dir: Path) -> bool:
         os.close(fd)
 
 
-def restore(backup: Path, data_dir: Path, *, force: bool) -> tuple[Manifest, Path | None]:
-    """Verify `backup` and make it the data dir `data_dir`; returns its manifest and where
-    the data dir's former contents were moved (None when it was empty or new)."""
+class Restored(msgspec.Struct, frozen=True):
+    """What a restore did: the backup's manifest, where the data dir's former contents went
+    (None when it was empty or new), and the node id the data dir writes as from now on
+    with the ids it no longer writes as (unchanged and empty with keep_node_id)."""
+
+    manifest: Manifest
+    aside: Path | None
+    node_id: str
+    retired: frozenset[str]
+
+
+def restore(
+    backup: Path,
+    data_dir: Path,
+    *,
+    force: bool,
+    retire: frozenset[str] = frozenset(),
+    keep_node_id: bool = False,
+) -> Restored:
+    """Verify `backup` and make it the data dir `data_dir`, under a new node id (see
+    eventstore.identity: the backup's id, and `retire`, ids the node wrote as by
+    GRAPHMEM_NODE_ID, are never written as again) unless `keep_node_id`."""
     backup, data_dir = backup.expanduser().resolve(), data_dir.expanduser().absolute()
     manifest = read_manifest(backup)
     problems = verify_backup(backup, manifest)
@@ -287,6 +309,11 @@ def restore(backup: Path, data_dir: Path, *, force: bool) -> tuple[Manifest, Pat
         problems = verify_backup(staging, manifest)
         if problems:
             raise BackupError(f"copying the backup went wrong: {'; '.join(problems)}")
+        node_id, retired = manifest.node_id, frozenset[str]()
+        if not keep_node_id:
+            node_id, retired = renew_node_id(staging, retire | _replicated_as(staging))
+            # It described the old id's link (what the hub held of it, to send): not this one's.
+            (staging / STATE_FILE).unlink(missing_ok=True)
         for path in _files(staging):
             _fsync(path)
         aside = _move_aside(data_dir) if occupied else None
@@ -296,7 +323,14 @@ def restore(backup: Path, data_dir: Path, *, force: bool) -> tuple[Manifest, Pat
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return manifest, aside
+    return Restored(manifest, aside, node_id, retired)
+
+
+def _replicated_as(data_dir: Path) -> frozenset[str]:
+    """The node id a replicating server of this data dir last wrote as (its state file)."""
+    state = read_state(data_dir / STATE_FILE) or {}
+    node = state.get("node")
+    return frozenset({node}) if isinstance(node, str) and node else frozenset()
 
 
 def _move_aside(data_dir: Path) -> Path:

@@ -47,11 +47,21 @@ def add_parsers(subparsers: Subparsers) -> None:
         description="Verify every file of the backup SRC against its manifest, then make it "
         "the data dir. A data dir that is not empty is refused unless --force, which moves "
         "its contents aside to <data dir>.before-restore-<time> (never deletes them); a data "
-        "dir a running graphmem holds open is refused even then.",
+        "dir a running graphmem holds open is refused even then. The restored data dir takes "
+        "a new node id and never writes as the backup's again (nor as GRAPHMEM_NODE_ID, if "
+        "set): what that node wrote after the backup keeps its numbers, and with replication "
+        "arrives from the hub like another node's.",
     )
     put_back.add_argument("src", type=Path, metavar="SRC", help="a folder `backup` wrote")
     put_back.add_argument(
         "--force", action="store_true", help="replace a data dir that is not empty"
+    )
+    put_back.add_argument(
+        "--keep-node-id",
+        action="store_true",
+        help="keep the backup's node id instead of taking a new one: only when nothing was "
+        "written as that node after the backup (no other copy of it, nothing published to a "
+        "replication hub), else those writes' numbers are reused and peers drop the new ones",
     )
     put_back.set_defaults(run=run_restore)
 
@@ -80,13 +90,41 @@ def run_backup(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_restore(args: argparse.Namespace, settings: Settings) -> int:
+    explicit = frozenset({settings.node_id}) if settings.node_id else frozenset[str]()
     try:
-        manifest, aside = restore(args.src, settings.data_dir, force=args.force)
+        done = restore(
+            args.src,
+            settings.data_dir,
+            force=args.force,
+            retire=explicit,
+            keep_node_id=args.keep_node_id,
+        )
     except BackupError as problem:
         raise CliError(str(problem)) from None
-    moved = f"; its former contents are in {aside}" if aside is not None else ""
+    manifest = done.manifest
+    moved = f"; its former contents are in {done.aside}" if done.aside is not None else ""
     sys.stdout.write(
         f"graphmem restore: {settings.data_dir} now holds the backup {args.src} (log position "
         f"{manifest.position}, node {manifest.node_id}, taken {manifest.created}){moved}\n"
     )
+    if done.retired:
+        sys.stdout.write(_new_identity(done.node_id, sorted(done.retired), settings.node_id))
     return 0
+
+
+def _new_identity(node_id: str, retired: list[str], explicit: str | None) -> str:
+    names = ", ".join(retired)
+    lines = [
+        f"It writes as node {node_id} from now on, never again as {names}: what was written "
+        f"as {names} after this backup keeps its numbers, and with replication on it arrives "
+        "from the hub like another node's.",
+        f"With replication: {names} is now a departed member; once every member holds its "
+        f"events, `graphmem replication retire` it, and name {node_id} in "
+        "GRAPHMEM_REPLICA_MEMBERS in its place (`graphmem replication status` lists both).",
+    ]
+    if explicit:
+        lines.append(
+            f"GRAPHMEM_NODE_ID is set to {explicit}: a server of this data dir refuses to start "
+            f"as it; set GRAPHMEM_NODE_ID to a new id, or unset it to use {node_id}."
+        )
+    return "".join(f"graphmem restore: {line}\n" for line in lines)

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeAlias
 
+from eventstore.log import RetiredNodeIdError
 from graphmem.config import Settings
 from graphmem.faults import FAULTS, explain
 
@@ -56,6 +57,8 @@ def run_command(args: argparse.Namespace, settings: Settings) -> int:
         return report(error, args.command)
     except FAULTS as fault:
         return report(CliError(explain(fault)), args.command)
+    except RetiredNodeIdError as refused:  # a setting to change, said in one line
+        return report(CliError(str(refused), code=2), args.command)
     except BrokenPipeError:
         # The reader went away (`graphmem log | head`): stop quietly, as other tools do, and
         # keep the interpreter's final flush from failing on the closed pipe.

@@ -29,7 +29,7 @@ from graphmem.http_service import TokenError, load_tokens
 from graphmem.http_service.oauth import OAuthConfigError, OAuthStateError, plan_oauth
 from graphmem.http_service.oauth.state import STATE_FILE as OAUTH_STATE_FILE
 from graphmem.http_service.oauth.state import BuiltinState
-from graphmem.replication.status import STATE_FILE, read_state, redact
+from graphmem.replication.status import STATE_FILE, read_state, redact, replication_report
 from graphmem.tools.catalog import STATIC_TOOL_NAMES
 from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
 from projections.graph import GraphProjection
@@ -295,9 +295,11 @@ def _log(settings: Settings) -> Iterator[Finding]:
             settings.data_dir, durability=settings.durability, clock=settings.hybrid_clock()
         ) as event_log:
             report = verify_log(event_log)
+            identity = list(_identity(settings, event_log))
     except FAULTS as fault:
         yield Finding(Level.PROBLEM, "log", explain(fault))
         return
+    yield from identity
     if report.sound:
         yield Finding(Level.OK, "log", summarize(report))
     else:
@@ -306,6 +308,24 @@ def _log(settings: Settings) -> Iterator[Finding]:
             Level.PROBLEM, "log", shown, verdict(report) + " (`graphmem check` lists all)"
         )
     yield _checkpoint_freshness(report, settings.checkpoint_every)
+
+
+def _identity(settings: Settings, event_log: LmdbEventLog) -> Iterator[Finding]:
+    """The replication report's problems and notes that need no hub: a peer's events the
+    hub no longer holds (as the server's link last saw), a former node id in use or to
+    retire."""
+    report = replication_report(
+        settings.replication.url,
+        settings.node_id or event_log.node_id,
+        event_log.origins(),
+        read_state(settings.data_dir / STATE_FILE),
+        event_log.former_node_ids,
+    )
+    for problem in report["problems"]:  # each says what to do
+        area = "node id" if problem.startswith("node id") else "replication"
+        yield Finding(Level.PROBLEM, area, problem)
+    for note in report["notes"]:
+        yield Finding(Level.NOTE, "node id", note)
 
 
 def _checkpoint_freshness(report: LogReport, every: int) -> Finding:

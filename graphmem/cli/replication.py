@@ -109,8 +109,9 @@ def status_report(settings: Settings) -> dict[str, Any]:
         received = event_log.origins()
         # GRAPHMEM_NODE_ID, as the server sees it, else the id stored in the data dir.
         node = settings.node_id or event_log.node_id
+        former = event_log.former_node_ids
     state = read_state(settings.data_dir / STATE_FILE)
-    return replication_report(settings.replication.url, node, received, state)
+    return replication_report(settings.replication.url, node, received, state, former)
 
 
 def print_report(report: dict[str, Any], out: TextIO) -> None:
@@ -135,8 +136,12 @@ def print_report(report: dict[str, Any], out: TextIO) -> None:
     for o in report["origins"]:
         held = "-" if o["hub_holds"] is None else f"{o['hub_holds']:,}"
         behind = "-" if o["behind"] is None else f"{o['behind']:,}"
-        me = " (this node)" if o["self"] else ""
+        me = " (this node)" if o["self"] else " (former id of this data dir)" if o["former"] else ""
+        if o["hub_lacks"] is not None:
+            me += " (the hub lacks {}..{}: see below)".format(*o["hub_lacks"])
         lines.append(f"  {o['origin']:<12}{o['received']:>9,}   {held:>9}   {behind:>6}{me}")
+    lines += [f"PROBLEM       {problem}" for problem in report["problems"]]
+    lines += [f"note          {note}" for note in report["notes"]]
     out.write("\n".join(lines) + "\n")
 
 

@@ -158,6 +158,8 @@ def print_stats(figures: dict[str, Any], out: TextIO, *, as_json: bool = False) 
             reachable = "reachable" if server["hub_reachable"] else "NOT reachable"
             state += f" ({reachable} as of {server['as_of']}; {server['to_send']} to send"
             state += f"; last error: {server['last_error']})" if server["last_error"] else ")"
+        if replication["problems"]:
+            state += f"; {len(replication['problems'])} problem(s): `graphmem replication status`"
         lines.append(f"replication   {state}")
     out.write("\n".join(lines) + "\n")
 
@@ -183,6 +185,7 @@ def _stats_command(args: argparse.Namespace, settings: Settings) -> int:
             settings.node_id or event_log.node_id,
             event_log.origins(),
             read_state(settings.data_dir / STATE_FILE),
+            event_log.former_node_ids,
         )
     print_stats(figures, sys.stdout, as_json=args.json)
     return 0

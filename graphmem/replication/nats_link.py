@@ -48,7 +48,7 @@ from nats.js.errors import NotFoundError
 
 from actors.bridge import AsyncReply
 from actors.replicator import ReplicatorPort, complete_transactions
-from eventstore.events import Envelope, encode_envelope
+from eventstore.events import Envelope, decode_envelope
 from eventstore.log import EventLog, RemoteAppend
 from graphmem.config import ReplicationSettings
 from graphmem.replication import names
@@ -68,6 +68,10 @@ ACK_TIMEOUT = 10.0  # an ack lost in a disconnect: re-read the stream and resume
 APPLY_TIMEOUT = 150.0
 IDLE_RECHECK = 5.0  # the outbound loop looks again even when nobody woke it
 COALESCE = 0.02  # in a burst of commits, one outbound round per this many seconds
+# ... and per this many once a round carried BUSY_ROUND events or more: commits are coming
+# fast, and a round's fixed CPU (a log read, a flush, an ack) is spread over more of them.
+COALESCE_BUSY = 0.05
+BUSY_ROUND = 64
 MAX_BACKOFF = 30.0  # between attempts to connect
 FEED_BACKOFF = 5.0  # between attempts to follow a peer's stream (e.g. not recreated yet)
 DUPLICATE_WINDOW = 120.0
@@ -267,6 +271,7 @@ class NatsLink:
         # start, after a reconnect, a refusal or a lost ack, and every IDLE_RECHECK idle).
         known: int | None = None
         last_round = 0.0  # the loop's clock when the last round began
+        window = COALESCE  # from last_round to the next round in a burst
         full = False  # whether the last round sent a whole batch (more were waiting)
         while True:
             try:
@@ -275,15 +280,17 @@ class NatsLink:
                 self._reconnected.clear()
                 if self._resync:
                     self._resync, known = False, None
+                asked = known is None
                 hub_last = known if known is not None else await self._ensure_stream(js)
-                known = hub_last
                 self._state.hub_holds[me] = hub_last
                 mine = self._log.last_origin_seq(me)
                 self._state.to_send = max(mine - hub_last, 0)
                 self._state_dirty = True
-                if hub_last > mine:
-                    self._ahead_of_log(hub_last, mine, stream)
-                    await _wait(changed, IDLE_RECHECK)
+                known = hub_last
+                if (asked or hub_last > mine) and not await self._same_history(
+                    js, stream, hub_last, mine
+                ):
+                    await _wait(changed, IDLE_RECHECK)  # paused: the error says what to do
                     known = None
                     continue
                 if hub_last == mine:
@@ -292,23 +299,22 @@ class NatsLink:
                     if woken:
                         # A commit after a quiet spell goes out at once; commits in a burst
                         # gather so that one round (a fixed cost in this process's CPU)
-                        # sends them all: at most one round per COALESCE.
-                        await _until(last_round + COALESCE)
+                        # sends them all: at most one round per window.
+                        await _until(last_round + window)
                     else:
                         known = None
                     continue
                 self._idle = False
-                if not full and asyncio.get_running_loop().time() < last_round + COALESCE:
+                if not full and asyncio.get_running_loop().time() < last_round + window:
                     # Commits that came in during the last round: gather the rest of the
                     # burst too (a backlog, after a full round, goes on at once).
-                    await _until(last_round + COALESCE)
+                    await _until(last_round + window)
                     continue
                 # Read on this loop's own thread: a thread hop per round cost more than the
                 # read (LMDB, at most PUBLISH_BATCH + 1 records).
-                envelopes = self._log.read_origin(me, hub_last + 1, hub_last + PUBLISH_BATCH + 1)
                 last_round = asyncio.get_running_loop().time()
-                full = len(envelopes) > PUBLISH_BATCH
-                known = await self._publish(js, subject, envelopes[:PUBLISH_BATCH], envelopes)
+                known, sent = await self._send_round(js, subject, hub_last)
+                full, window = sent > PUBLISH_BATCH, _window_after(sent)
                 if known is None:
                     await self._pause(0.5)
             except asyncio.CancelledError:
@@ -318,30 +324,74 @@ class NatsLink:
                 self._error(f"sending to the hub: {_describe(error)}")
                 await self._pause(1.0)
 
-    def _ahead_of_log(self, hub_last: int, mine: int, stream: str) -> None:
+    async def _same_history(
+        self, js: JetStreamContext, stream: str, hub_last: int, mine: int
+    ) -> bool:
+        """Whether the hub's copy of this node's events is this log's (asked after every
+        fresh look at the stream: at the start, after a reconnect, a refusal or an idle
+        spell). False, with the error set, when the hub holds events this log lacks, or when
+        its last one is not this log's event of that number: another data dir writes as this
+        node (a copied data dir, or one restored with the same GRAPHMEM_NODE_ID), and
+        publishing on would put this log's events after a history that is not theirs while
+        peers drop the ones whose numbers they hold. Sending stays paused until fixed."""
+        me = self._node
+        if hub_last > mine:
+            self._error(
+                f"the hub holds {hub_last} events of node {me} but its log only {mine} "
+                "(restored from a backup with the same node id?): sending is paused so that "
+                "the hub's copy is not contradicted; start this data dir with a new "
+                f"GRAPHMEM_NODE_ID, or remove the hub's stream {stream} if the log is the "
+                "one to keep"
+            )
+            return False
+        if hub_last == 0:
+            return True
+        try:
+            held = await js.get_msg(stream, hub_last)
+        except NotFoundError:  # purged: nothing there contradicts this log
+            return True
+        theirs = decode_envelope(held.data or b"")
+        ours = self._log.read_origin(me, hub_last, hub_last)[0]
+        if (theirs.origin, theirs.hlc, theirs.tx) == (ours.origin, ours.hlc, ours.tx):
+            return True
         self._error(
-            f"the hub holds {hub_last} events of node {self._node} but its log only "
-            f"{mine} (restored from a backup?): sending is paused so that the "
-            "hub's copy is not contradicted; start this data dir with a new "
-            "GRAPHMEM_NODE_ID, or remove the hub's stream "
-            f"{stream} if the log is the one to keep"
+            f"the hub's event {hub_last} of node {me} is not this log's event {hub_last}: "
+            f"another data dir writes as {me} too (a copy of this one, or one restored from "
+            "a backup with the same GRAPHMEM_NODE_ID); sending is paused, as peers would drop "
+            "this log's events as duplicates of that one's: give one of them a new "
+            "GRAPHMEM_NODE_ID (`graphmem restore` gives a restored data dir one)"
         )
+        return False
 
     async def _pause(self, seconds: float) -> None:
         """Wait after a failure, but no longer once the connection is back (since this
         round began: the round clears the flag first)."""
         await _wait(self._reconnected, seconds)
 
+    async def _send_round(
+        self, js: JetStreamContext, subject: str, hub_last: int
+    ) -> tuple[int | None, int]:
+        """Send the log past `hub_last` (one batch): what the hub acknowledged (see
+        _publish) and how many records were read (one more than a batch: more wait)."""
+        # The records go out as the log stores them: decoding each and encoding it again for
+        # the wire was a third of this thread's CPU per event.
+        records = self._log.read_origin_records(
+            self._node, hub_last + 1, hub_last + PUBLISH_BATCH + 1
+        )
+        after = records[PUBLISH_BATCH][0] if len(records) > PUBLISH_BATCH else None
+        return await self._publish(js, subject, records[:PUBLISH_BATCH], after), len(records)
+
     async def _publish(
         self,
         js: JetStreamContext,
         subject: str,
-        batch: list[Envelope],
-        read: list[Envelope],
+        batch: list[tuple[Envelope, bytes]],
+        after: Envelope | None,
     ) -> int | None:
-        """Publish `batch` (the first of `read`, one more read to see where its last
-        transaction ends); the last origin_seq the hub acknowledged, None when it refused one
-        or the ack did not come (the caller asks the hub where it stands).
+        """Publish `batch`, records as the log stores them (`after` is the record that
+        follows it, if read: whether the batch's last transaction ends there); the last
+        origin_seq the hub acknowledged, None when it refused one or the ack did not come (the
+        caller asks the hub where it stands).
 
         Only the last message asks for an ack. Each carries the expected last sequence, so
         the stream stores them in order or refuses every one from the first it cannot store
@@ -352,38 +402,33 @@ class NatsLink:
         me = self._node
         nc = self._nc
         assert nc is not None
-        unacked: list[bytes] = []
-        head = f"HPUB {subject} ".encode()
-        node = me.encode()
-        for index, envelope in enumerate(batch[:-1]):
-            tx_end = read[index + 1].tx != envelope.tx
-            unacked.append(_hpub(head, node, envelope, tx_end, nc.max_payload))
-        if unacked:
-            await _send_raw(nc, b"".join(unacked))
-        envelope = batch[-1]
-        after = read[len(batch)] if len(batch) < len(read) else None
+        if unacked := _hpub_batch(f"HPUB {subject} ".encode(), me.encode(), batch, nc.max_payload):
+            await _queue_raw(nc, unacked)
+        last, record = batch[-1]
+        seq = last.origin_seq
         future = await js.publish_async(
             subject,
-            encode_envelope(envelope),
+            record,
             headers={
-                names.MSG_ID: f"{me}:{envelope.origin_seq}",
-                names.EXPECTED_LAST: str(envelope.origin_seq - 1),
-                names.TX_END: "1" if after is None or after.tx != envelope.tx else "0",
+                names.MSG_ID: f"{me}:{seq}",
+                names.EXPECTED_LAST: str(seq - 1),
+                names.TX_END: "1" if after is None or after.tx != last.tx else "0",
             },
         )
         # Cancelled at shutdown or on a timeout: retrieve its outcome, so asyncio does not
         # log "exception was never retrieved".
         future.add_done_callback(lambda f: None if f.cancelled() else f.exception())
         try:
-            ack = await asyncio.wait_for(asyncio.shield(future), ACK_TIMEOUT)
+            async with asyncio.timeout(ACK_TIMEOUT):  # no task per wait, unlike wait_for
+                ack = await asyncio.shield(future)
         except TimeoutError:
             return None  # the ack lost in a disconnect
         except Exception as error:  # refused: this one, or one before it and so every later
             self._error(f"the hub refused an event: {_describe(error)}")
             return None
-        if ack.seq != batch[-1].origin_seq:
+        if ack.seq != seq:
             self._error(
-                f"the hub stored event {batch[-1].origin_seq} of node {me} at sequence "
+                f"the hub stored event {seq} of node {me} at sequence "
                 f"{ack.seq}: re-reading where it stands"
             )
             return None
@@ -391,7 +436,7 @@ class NatsLink:
         if not ack.duplicate:
             self._state.published += len(batch)
         self._clear_error()
-        return batch[-1].origin_seq
+        return seq
 
     async def _ensure_stream(self, js: JetStreamContext) -> int:
         name = names.stream_name(self._group, self._node)
@@ -426,6 +471,7 @@ class NatsLink:
                     if node is None:
                         continue
                     self._state.hub_holds[node] = int(info.state.last_seq)
+                    self._state.hub_first[node] = int(info.state.first_seq)
                     if node == self._node:
                         continue
                     feed = self._feeds.get(node)
@@ -593,35 +639,52 @@ class NatsLink:
                 log.warning("replication_state_not_written", reason=str(error))
 
 
-def _hpub(head: bytes, node: bytes, envelope: Envelope, tx_end: bool, max_payload: int) -> bytes:
-    """The protocol command publishing `envelope` without a reply subject (no ack), with
-    the headers nats-py would write: built here in one go, as nats-py's publish (a header
-    dict checked and encoded key by key) cost more CPU per message than the write itself."""
-    payload = encode_envelope(envelope)
-    if len(payload) > max_payload:
+def _hpub_batch(
+    head: bytes, node: bytes, batch: list[tuple[Envelope, bytes]], max_payload: int
+) -> bytes:
+    """The protocol commands publishing all but the last record of `batch` without a reply
+    subject (no ack), with the headers nats-py would write, the stored record bytes as the
+    payload: built here in one go, as nats-py's publish (a header dict checked and encoded
+    key by key) cost more CPU per message than the write itself. The log returns one
+    origin's records at consecutive sequences, so each one's is the first's plus its index."""
+    if len(batch) < 2:
+        return b""
+    payloads = [record for _, record in batch]
+    if max(map(len, payloads)) > max_payload:
         raise MaxPayloadError
-    seq = envelope.origin_seq
-    headers = b"NATS/1.0\r\n%s: %s:%d\r\n%s: %d\r\n%s: %s\r\n\r\n" % (
+    template = b"NATS/1.0\r\n%s: %s:%%d\r\n%s: %%d\r\n%s: %%s\r\n\r\n" % (
         _MSG_ID,
         node,
-        seq,
         _EXPECTED_LAST,
-        seq - 1,
         _TX_END,
-        b"1" if tx_end else b"0",
     )
-    size = len(headers)
-    return b"%s%d %d\r\n%s%s\r\n" % (head, size, size + len(payload), headers, payload)
+    txs = [envelope.tx for envelope, _ in batch]
+    first = batch[0][0].origin_seq
+    commands: list[bytes] = []
+    append = commands.append
+    for index in range(len(batch) - 1):
+        seq = first + index
+        headers = template % (seq, seq - 1, b"0" if txs[index + 1] == txs[index] else b"1")
+        payload = payloads[index]
+        size = len(headers)
+        append(b"%s%d %d\r\n%s%s\r\n" % (head, size, size + len(payload), headers, payload))
+    return b"".join(commands)
 
 
-async def _send_raw(nc: Client, commands: bytes) -> None:
-    """Queue protocol commands on the connection as Client.publish does (nats-py 2.16's
-    pending buffer and flusher; the extra pins the version), refusing while disconnected:
-    the round is retried from the log once the link is back."""
+async def _queue_raw(nc: Client, commands: bytes) -> None:
+    """Queue protocol commands on the connection as Client.publish does, without flushing:
+    the publish that follows (the round's acknowledged last message) flushes them with it, in
+    one write (nats-py 2.16's pending buffer; the extra pins the version, and
+    tests/replication/test_wire.py fails if this private call changes). Refused while
+    disconnected: the round is retried from the log once the link is back."""
     if nc.is_closed or not nc.is_connected:
         raise ConnectionClosedError
     await nc._send_command(commands)
-    await nc._flush_pending()
+
+
+def _window_after(sent: int) -> float:
+    """The pause from one round's start to the next in a burst, after it read `sent`."""
+    return COALESCE_BUSY if sent >= BUSY_ROUND else COALESCE
 
 
 async def _until(deadline: float) -> None:
@@ -633,8 +696,11 @@ async def _until(deadline: float) -> None:
 
 async def _wait(event: asyncio.Event, timeout: float) -> bool:
     """True when `event` was set within `timeout`."""
+    if event.is_set():
+        return True
     try:
-        await asyncio.wait_for(event.wait(), timeout)
+        async with asyncio.timeout(timeout):  # no task per wait, unlike wait_for
+            await event.wait()
     except TimeoutError:
         return False
     return True

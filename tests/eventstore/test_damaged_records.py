@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import errno
 import os
+import struct
 from pathlib import Path
 
 import lmdb
+import msgspec
 import pytest
 
 from eventstore.lmdb_env import storage_error
@@ -68,6 +70,34 @@ def test_reading_a_transaction_by_origin_reports_the_damaged_record(data_dir: Pa
     with LmdbEventLog.open(data_dir) as event_log:
         with pytest.raises(DamagedLogError) as raised:
             event_log.read_origin(event_log.node_id, 1, 4)
+        assert raised.value.position == 3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_reading_stored_records_by_origin_reports_the_damaged_record(
+    data_dir: Path, kind: Kind
+) -> None:
+    damage_event(data_dir, 3, kind)
+    with LmdbEventLog.open(data_dir) as event_log:
+        with pytest.raises(DamagedLogError) as raised:
+            event_log.read_origin_records(event_log.node_id, 1, 4)
+        assert raised.value.position == 3
+        assert [e.origin_seq for e, _ in event_log.read_origin_records(event_log.node_id, 4, 5)]
+
+
+def test_stored_records_are_not_handed_out_when_only_their_event_is_damaged(
+    data_dir: Path,
+) -> None:
+    # The stamp fields read soundly: a sender checking only those would pass the record on
+    # to every other node, whose feed would then stop on it.
+    with LmdbEventLog.open(data_dir) as event_log:
+        stamp = event_log.read_origin(event_log.node_id, 3, 3)[0]
+        fields = {"p": 3, "o": stamp.origin, "s": 3, "h": stamp.hlc, "x": stamp.tx}
+        record = msgspec.msgpack.encode({**fields, "e": {"type": "NoSuchEvent"}})
+        with event_log.env.begin(write=True, db=event_log.env.open_db(b"log")) as txn:
+            txn.put(struct.pack(">Q", 3), record)
+        with pytest.raises(DamagedLogError) as raised:
+            event_log.read_origin_records(event_log.node_id, 1, 4)
         assert raised.value.position == 3
 
 

@@ -16,6 +16,7 @@ from eventstore.events import (
     Envelope,
     ObservationAdded,
     RelationCreated,
+    decode_envelope,
 )
 from eventstore.hlc import HybridLogicalClock, WallClock, ms_of, stamp_of, wall_ms
 from eventstore.log import EventLog, LogError, LogTransaction
@@ -138,6 +139,22 @@ def test_origin_seq_is_gap_free_and_read_origin_returns_ranges(make_log: LogFact
     assert log.read_origin(me, 5, 4) == []
     assert log.read_origin("someone-else") == []
     assert log.last_origin_seq("someone-else") == 0
+
+
+def test_read_origin_records_are_the_stored_bytes_of_read_origins_envelopes(
+    make_log: LogFactory,
+) -> None:
+    log = make_log()
+    for size in (3, 1, 4):
+        log.append(created(*(f"n{size}.{i}" for i in range(size))))
+    me = log.node_id
+
+    for bounds in ((1, None), (2, 6), (7, None), (9, None), (5, 4)):
+        envelopes = log.read_origin(me, *bounds)
+        records = log.read_origin_records(me, *bounds)
+        assert [decode_envelope(record) for _, record in records] == envelopes
+        assert [envelope for envelope, _ in records] == envelopes
+    assert log.read_origin_records("someone-else") == []
 
 
 def test_hlc_increases_strictly_even_when_the_wall_clock_steps_back(

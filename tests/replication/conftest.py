@@ -42,8 +42,8 @@ def links(hub: Hub) -> Iterator[Callable[[], Link]]:
 def nodes(tmp_path: Path) -> Iterator[Callable[..., Node]]:
     made: list[Node] = []
 
-    def make(name: str, url: str, group: str = "t") -> Node:
-        node = Node(tmp_path, name, url, group).start()
+    def make(name: str, url: str, group: str = "t", *, stored_id: bool = False) -> Node:
+        node = Node(tmp_path, name, url, group, stored_id=stored_id).start()
         made.append(node)
         return node
 

@@ -79,26 +79,35 @@ class Link:
 
 
 class Node:
-    """A graphmem app replicating through `url` as node `name`."""
+    """A graphmem app replicating through `url` as node `name` (GRAPHMEM_NODE_ID), or with
+    `stored_id` as the id stored in its data dir `root/name`."""
 
-    def __init__(self, root: Path, name: str, url: str, group: str = "t") -> None:
+    def __init__(
+        self, root: Path, name: str, url: str, group: str = "t", *, stored_id: bool = False
+    ) -> None:
         self.name = name
         self.dir = root / name
         self.url = url
         self.group = group
+        self.explicit_id = None if stored_id else name
         self.app: App | None = None
         self.log: LmdbEventLog | None = None
+
+    @property
+    def node_id(self) -> str:
+        """The origin it writes as."""
+        return self.log.node_id if self.log is not None else self.name
 
     def start(self) -> Node:
         settings = Settings(
             data_dir=self.dir,
-            node_id=self.name,
+            node_id=self.explicit_id,
             durability=Durability.EVERYSEC,
             watch_schemas=False,
             schema_dirs=(),
             replication=ReplicationSettings(url=self.url, group=self.group, discover_seconds=0.2),
         )
-        self.log = LmdbEventLog.open(self.dir, node_id=self.name)
+        self.log = LmdbEventLog.open(self.dir, node_id=self.explicit_id)
         self.app = start_actors(settings, self.log, replicate=True)
         return self
 
@@ -171,7 +180,7 @@ def converged(nodes: list[Node], timeout: float = WAIT) -> float:
     """Wait until every node holds every node's events, then check they fold to one graph."""
 
     def same_frontier() -> bool:
-        want = {n.name: n.frontier().get(n.name, 0) for n in nodes}
+        want = {n.node_id: n.frontier().get(n.node_id, 0) for n in nodes}
         return all({k: n.frontier().get(k, 0) for k in want} == want for n in nodes)
 
     seconds = wait_for(
