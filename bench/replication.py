@@ -46,7 +46,7 @@ from eventstore.lmdb_log import LmdbEventLog
 from graphmem.app import STOP_TIMEOUT, App, start_actors
 from graphmem.config import ReplicationSettings, Settings
 from graphmem.logs import configure_logging
-from graphmem.replication.hub import Hub
+from graphmem.replication.hub import Hub, HubLimits
 
 PROXY = Path(__file__).with_name("tcp_proxy.py")
 
@@ -110,6 +110,9 @@ def _free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+HUB_STORE = 32 << 30
 
 
 def latency(root: Path, hub: Hub, writes: int) -> dict[str, Any]:
@@ -392,7 +395,9 @@ def main() -> None:
     results: dict[str, Any] = {"loadavg_before": os.getloadavg()}
     with tempfile.TemporaryDirectory(prefix="bench-repl-") as tmp:
         root = Path(tmp)
-        hub = Hub(root / "hub").start()
+        # Every phase starts nodes of its own, and each node's stream reserves 1 GiB of the
+        # hub's store (the default 8 GiB holds eight): room for all of them (reserved, not used).
+        hub = Hub(root / "hub", limits=HubLimits(max_file_store=HUB_STORE)).start()
         try:
             if args.figure in ("all", "latency"):
                 results["latency"] = latency(root, hub, args.writes)

@@ -44,7 +44,7 @@ from nats.js.api import (
     StreamConfig,
 )
 from nats.js.client import JetStreamContext
-from nats.js.errors import NotFoundError
+from nats.js.errors import APIError, NotFoundError
 
 from actors.bridge import AsyncReply
 from actors.replicator import ReplicatorPort, complete_transactions
@@ -443,7 +443,16 @@ class NatsLink:
         try:
             info = await js.stream_info(name)
         except NotFoundError:
-            info = await js.add_stream(
+            info = await self._add_stream(js, name)
+            log.info("replication_stream_created", stream=name)
+        return int(info.state.last_seq)
+
+    async def _add_stream(self, js: JetStreamContext, name: str) -> Any:
+        """This node's stream on the hub. The hub reserves its whole `max_bytes` in its
+        store at once, so a hub with a full store refuses the next node's stream: said as
+        what to do, for replication status and the log, rather than NATS's words."""
+        try:
+            return await js.add_stream(
                 StreamConfig(
                     name=name,
                     subjects=[names.subject(self._group, self._node)],
@@ -458,8 +467,10 @@ class NatsLink:
                     allow_direct=True,
                 )
             )
-            log.info("replication_stream_created", stream=name)
-        return int(info.state.last_seq)
+        except APIError as error:
+            if error.err_code != NO_ROOM_ERR_CODE:
+                raise
+            raise HubFullError(self._settings.max_stream_bytes) from error
 
     # --- discovery ----------------------------------------------------------------------------
 
@@ -720,6 +731,22 @@ def _node_of(group: str, subjects: list[str] | None) -> str | None:
         if (node := names.node_of_subject(group, subject)) is not None:
             return node
     return None
+
+
+# JetStream's "insufficient storage resources available": the store's room is all reserved.
+NO_ROOM_ERR_CODE = 10047
+
+
+class HubFullError(Exception):
+    """The hub has no room left to reserve this node's stream."""
+
+    def __init__(self, stream_bytes: int) -> None:
+        super().__init__(
+            f"the hub has no room for this node's stream (each node reserves "
+            f"GRAPHMEM_REPLICA_MAX_BYTES = {stream_bytes:,} bytes of its store): start the hub "
+            "with a larger --max-store, delete retired nodes' streams there, or lower "
+            "GRAPHMEM_REPLICA_MAX_BYTES on every node"
+        )
 
 
 def _describe(error: BaseException) -> str:

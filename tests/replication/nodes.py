@@ -83,13 +83,21 @@ class Node:
     `stored_id` as the id stored in its data dir `root/name`."""
 
     def __init__(
-        self, root: Path, name: str, url: str, group: str = "t", *, stored_id: bool = False
+        self,
+        root: Path,
+        name: str,
+        url: str,
+        group: str = "t",
+        *,
+        stored_id: bool = False,
+        max_stream_bytes: int | None = None,
     ) -> None:
         self.name = name
         self.dir = root / name
         self.url = url
         self.group = group
         self.explicit_id = None if stored_id else name
+        self.max_stream_bytes = max_stream_bytes
         self.app: App | None = None
         self.log: LmdbEventLog | None = None
 
@@ -105,7 +113,16 @@ class Node:
             durability=Durability.EVERYSEC,
             watch_schemas=False,
             schema_dirs=(),
-            replication=ReplicationSettings(url=self.url, group=self.group, discover_seconds=0.2),
+            replication=ReplicationSettings(
+                url=self.url,
+                group=self.group,
+                discover_seconds=0.2,
+                **(
+                    {}
+                    if self.max_stream_bytes is None
+                    else {"max_stream_bytes": self.max_stream_bytes}
+                ),
+            ),
         )
         self.log = LmdbEventLog.open(self.dir, node_id=self.explicit_id)
         self.app = start_actors(settings, self.log, replicate=True)
