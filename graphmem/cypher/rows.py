@@ -33,7 +33,7 @@ from eventstore.events import (
     RelationUpdated,
 )
 from eventstore.hlc import ms_of
-from projections.graph import GraphProjection
+from projections.graph import GraphProjection, RelationDetails, RelationView
 from projections.graph_decay import EXEMPT_SUBTYPE, decayed, entity_rate, newest_run
 from projections.graph_family import Reading
 from projections.naming import slug
@@ -147,21 +147,27 @@ def relation_columns(
         facts = reading.edge(key)
         if facts is None:
             continue
-        view, details = facts.view, facts.details
-        columns["from"].append(view.from_entity)
-        columns["to"].append(view.to_entity)
-        columns["type"].append(view.relation_type)
-        columns["weight"].append(facts.weight)
-        columns["valid_at"].append(view.valid_at)
-        columns["invalid_at"].append(view.invalid_at)
-        columns["ingested_at"].append(details.ingested_at)
-        columns["last_confirmed"].append(details.last_confirmed)
-        columns["source_session"].append(view.source_session)
-        columns["source_transcript"].append(view.source_transcript)
-        columns["source_type"].append(view.source_type)
-        columns["evidence"].append(details.evidence)
-        columns["properties"].append(_properties(view.properties))
+        _append_relation(columns, facts.view, facts.details, facts.weight)
     return columns
+
+
+def _append_relation(
+    columns: Columns, view: RelationView, details: RelationDetails, weight: float
+) -> None:
+    """One relation's row, `weight` as shown (decayed), in RELATION_COLUMNS' columns."""
+    columns["from"].append(view.from_entity)
+    columns["to"].append(view.to_entity)
+    columns["type"].append(view.relation_type)
+    columns["weight"].append(weight)
+    columns["valid_at"].append(view.valid_at)
+    columns["invalid_at"].append(view.invalid_at)
+    columns["ingested_at"].append(details.ingested_at)
+    columns["last_confirmed"].append(details.last_confirmed)
+    columns["source_session"].append(view.source_session)
+    columns["source_transcript"].append(view.source_transcript)
+    columns["source_type"].append(view.source_type)
+    columns["evidence"].append(details.evidence)
+    columns["properties"].append(_properties(view.properties))
 
 
 def snapshot(
@@ -231,19 +237,7 @@ def _all_relations(
         weight = view.weight
         if run is not None and edge_rate is not None and not (source in rules or target in rules):
             weight = decayed(weight, details.last_confirmed, run, edge_rate)
-        relations["from"].append(source)
-        relations["to"].append(target)
-        relations["type"].append(view.relation_type)
-        relations["weight"].append(weight)
-        relations["valid_at"].append(view.valid_at)
-        relations["invalid_at"].append(view.invalid_at)
-        relations["ingested_at"].append(details.ingested_at)
-        relations["last_confirmed"].append(details.last_confirmed)
-        relations["source_session"].append(view.source_session)
-        relations["source_transcript"].append(view.source_transcript)
-        relations["source_type"].append(view.source_type)
-        relations["evidence"].append(details.evidence)
-        relations["properties"].append(_properties(view.properties))
+        _append_relation(relations, view, details, weight)
     return relations
 
 
