@@ -8,11 +8,13 @@ VmHWM after each: the peak during the call, whatever the sampling could miss. Li
 
     python -m bench.whole_graph_memory --sizes 50000,1000000
     python -m bench.whole_graph_memory --sizes 50000 --official   # the official server too
+    python -m bench.whole_graph_memory --sizes 1000000 --keep /var/tmp/wgm  # seed once, reuse
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import tempfile
 import time
@@ -21,7 +23,7 @@ from typing import Any
 
 from bench.dataset import COMMON_WORD, unique_token, write_jsonl
 from bench.machine import load_average, machine_facts
-from bench.servers import ServerName, sample, seed, start
+from bench.servers import ServerName, Store, sample, seed, start
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MB = 2**20
@@ -32,8 +34,24 @@ def _reset_peak(pid: int) -> None:
     Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
-def measure(server: ServerName, jsonl: Path, n: int, root: Path) -> dict[str, Any]:
-    store = seed(server, jsonl, root / f"{server}-{n}", root / "seed.log")
+def seeded(server: ServerName, n: int, root: Path, *, reuse: bool) -> Store:
+    """A store of the benchmark's graph of `n` entities: seeded under `root`, or, with `reuse`,
+    the one a run before seeded there (at a million entities the import takes minutes)."""
+    workdir = root / f"{server}-{n}"
+    if reuse:
+        found = workdir / ("memory.jsonl" if server == "official" else "graphmem-data")
+        if found.exists():
+            return Store(server, found, 0.0)
+    jsonl = root / f"graph-{n}.jsonl"
+    write_jsonl(jsonl, n)
+    try:
+        return seed(server, jsonl, workdir, root / "seed.log")
+    finally:
+        jsonl.unlink()
+
+
+def measure(server: ServerName, n: int, root: Path, *, reuse: bool = False) -> dict[str, Any]:
+    store = seeded(server, n, root, reuse=reuse)
     client = start(store, root / f"{server}-{n}.stderr.log")
     try:
         # At 1M the first search may outlast the server's 60 s call bound on a loaded
@@ -94,20 +112,24 @@ def main() -> None:
     parser.add_argument("--sizes", default="50000,1000000", help="entities, comma-separated")
     parser.add_argument("--official", action="store_true", help="measure the official too")
     parser.add_argument("--out", type=Path, default=RESULTS / "whole_graph_memory.json")
+    parser.add_argument(
+        "--keep", type=Path, help="seed the stores in this dir and reuse them in later runs"
+    )
     args = parser.parse_args()
     sizes = [int(part) for part in args.sizes.split(",") if part.strip()]
     servers: tuple[ServerName, ...] = ("graphmem", "official") if args.official else ("graphmem",)
     results: dict[str, Any] = {"load_before": load_average(), "machine": machine_facts()}
     rows = []
-    with tempfile.TemporaryDirectory(prefix="graphmem-wholegraph-") as tmp:
-        root = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        if args.keep is None:
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="graphmem-wgm-")))
+        else:
+            root = args.keep
+            root.mkdir(parents=True, exist_ok=True)
         for n in sizes:
-            jsonl = root / f"graph-{n}.jsonl"
-            write_jsonl(jsonl, n)
             for server in servers:
-                rows.append(measure(server, jsonl, n, root))
+                rows.append(measure(server, n, root, reuse=args.keep is not None))
                 print(json.dumps(rows[-1]), flush=True)
-            jsonl.unlink()
     results.update(rows=rows, load_after=load_average())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")

@@ -95,6 +95,7 @@ class Wire:
         self._queue_changed = anyio.Event()
         self._dispatching = False
         self._ended = False
+        self._client_gone = False  # the client's end of stdout closed (write_lines)
         self.incoming_send, self.incoming = anyio.create_memory_object_stream[SessionMessage](0)
         # One queue for the SDK's messages and the fast path's lines, so a notification the
         # SDK sent during a call (resources/updated) still goes out before the call's answer.
@@ -300,7 +301,7 @@ class Wire:
             raise
 
     async def _send_out(self, item: SessionMessage | _Encoded | StreamedLine) -> None:
-        if isinstance(item, StreamedLine):
+        if isinstance(item, StreamedLine) or self._client_gone:
             # Always through write_lines, the one writer: while it writes the line slice by
             # slice, it is not idle, so every other answer waits in the queue behind it.
             await self.outgoing.send(item)
@@ -320,11 +321,31 @@ class Wire:
     async def write_lines(self) -> None:
         async with self.outgoing_receive:
             async for item in self.outgoing_receive:
-                if isinstance(item, StreamedLine):
-                    await self._write_streamed(item)
+                if self._client_gone:
+                    self._drop(item)
                     continue
-                self.write(item)
-                await self.writer.drain()
+                try:
+                    if isinstance(item, StreamedLine):
+                        await self._write_streamed(item)
+                        continue
+                    self.write(item)
+                    await self.writer.drain()
+                except ConnectionError as problem:
+                    # The client closed its end, perhaps mid-line: nothing more can reach it.
+                    # The server ends as the client's end of stdin closes; until then answers
+                    # are dropped, not written into a broken pipe.
+                    log.warning("client_gone", reason=str(problem) or type(problem).__name__)
+                    self._client_gone = True
+
+    def _drop(self, item: SessionMessage | _Encoded | StreamedLine) -> None:
+        """An answer no client can read any more: settled unwritten."""
+        if isinstance(item, StreamedLine):
+            item.close()
+            self.in_flight.answered(item.request_id)
+        elif isinstance(item, _Encoded):
+            self.in_flight.answered(item.request_id)
+        elif isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+            self.in_flight.answered(item.message.id)
 
     async def _write_streamed(self, line: StreamedLine) -> None:
         """One line in slices, each drained before the next is made: what is held is a slice
