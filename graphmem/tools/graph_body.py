@@ -10,7 +10,7 @@ two forms are made from it a slice at a time, each batch as it is read back:
 
 - `structured_pieces`: the compact JSON of {"entities": [...], "relations": [...]};
 - `text_pieces`: the same value indented as `JSON.stringify(value, null, 2)` writes it
-  (graphmem.tools.base.render), each batch formatted alone and indented one level deeper
+  (graphmem.tools.base.render), each batch formatted alone at its depth in the answer
   (formatting is local: an array's formatting is its elements' joined by ",\\n").
 
 Joined, the pieces are byte for byte the unstreamed answer's (property tests hold them to it).
@@ -21,6 +21,7 @@ from __future__ import annotations
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,6 +39,8 @@ _FIRST_BATCH = 256
 _MAX_BATCH = 65_536
 
 _encode = msgspec.json.Encoder().encode
+_WRAP_HEAD = len(b'{\n  "k": [\n')
+_WRAP_TAIL = len(b"\n  ]\n}")
 
 
 class _Entity(msgspec.Struct):
@@ -69,21 +72,14 @@ class _Spill:
     def write(self, items: Iterable[Any], slice_bytes: int) -> None:
         """One section: `items` encoded as arrays of about `slice_bytes` each."""
         lengths: list[int] = []
-        batch: list[Any] = []
+        remaining = iter(items)
         size = _FIRST_BATCH
-        for item in items:
-            batch.append(item)
-            if len(batch) >= size:
-                encoded = _encode(batch)
-                self.file.write(encoded)
-                lengths.append(len(encoded))
-                # Aim the next batch at slice_bytes, from this one's bytes per item.
-                size = max(1, min(_MAX_BATCH, len(batch) * slice_bytes // len(encoded)))
-                batch = []
-        if batch:
+        while batch := list(islice(remaining, size)):
             encoded = _encode(batch)
             self.file.write(encoded)
             lengths.append(len(encoded))
+            # Aim the next batch at slice_bytes, from this one's bytes per item.
+            size = max(1, min(_MAX_BATCH, len(batch) * slice_bytes // len(encoded)))
         self.sections.append(lengths)
 
 
@@ -167,8 +163,10 @@ def _indented_section(key: bytes, batches: Iterator[bytes], *, last: bool) -> It
     end = b"\n" if last else b",\n"
     first = True
     for batch in batches:
-        # "[\n  item,\n  item\n]": the items, each of their lines indented two more spaces.
-        items = msgspec.json.format(batch, indent=2)[2:-2].replace(b"\n", b"\n  ")
-        yield (b'  "' + key + b'": [\n  ' if first else b",\n  ") + items
+        # Formatted as the value of a key, the items come out at their depth in the answer:
+        # '{\n  "k": [\n    item,\n    item\n  ]\n}'; the items are cut out of it.
+        wrapped = msgspec.json.format(b'{"k":' + batch + b"}", indent=2)
+        items = memoryview(wrapped)[_WRAP_HEAD:-_WRAP_TAIL]
+        yield (b'  "' + key + b'": [\n' if first else b",\n") + items
         first = False
     yield b'  "' + key + b'": []' + end if first else b"\n  ]" + end

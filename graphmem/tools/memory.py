@@ -178,7 +178,9 @@ async def _subgraph_answer(
     it (one query: one snapshot, whatever is written while the answer goes out)."""
     directory = ctx.spill_dir if ctx.spill_dir is not None and ctx.spill_dir.is_dir() else None
     try:
-        body = await ctx.graph.query_models(lambda models: spilled(select(models), directory))
+        body = await ctx.graph.query_models(
+            lambda models: spilled(lambda: select(models), directory)
+        )
     except OSError as problem:  # no room to spool it: answered from memory, as before
         log.warning("answer_not_spooled", reason=str(problem))
         value = await ctx.graph.query_models(lambda models: subgraph_of(*select(models)))

@@ -8,7 +8,7 @@ Light on purpose: the early path imports this before the SDK and the actors are 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
@@ -114,10 +114,11 @@ def search_selection(
         return page, subgraph_keys(graph, page)
 
 
-def spilled(selection: Selection, directory: Path | None) -> GraphBody:
-    """The answer of `selection`, spooled (graphmem.tools.graph_body) as it is read."""
+def spilled(select: Callable[[], Selection], directory: Path | None) -> GraphBody:
+    """The answer of what `select` picks, spooled (graphmem.tools.graph_body) as it is read,
+    the search included with collection paused (its lists set off collections too)."""
     with _uncollected():
-        return GraphBody.spill(*selection, directory=directory)
+        return GraphBody.spill(*select(), directory=directory)
 
 
 def opened(graph: GraphProjection, names: list[str]) -> dict[str, Any]:
