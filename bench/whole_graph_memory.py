@@ -9,6 +9,7 @@ VmHWM after each: the peak during the call, whatever the sampling could miss. Li
     python -m bench.whole_graph_memory --sizes 50000,1000000
     python -m bench.whole_graph_memory --sizes 50000 --official   # the official server too
     python -m bench.whole_graph_memory --sizes 1000000 --keep /var/tmp/wgm  # seed once, reuse
+    python -m bench.whole_graph_memory --sizes 50000 --http   # graphmem over streamable HTTP
 """
 
 from __future__ import annotations
@@ -16,13 +17,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.request import Request, urlopen
 
 from bench.dataset import COMMON_WORD, unique_token, write_jsonl
 from bench.machine import load_average, machine_facts
+from bench.rpc import base_env
 from bench.servers import ServerName, Store, sample, seed, start
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -87,6 +93,75 @@ def measure(server: ServerName, n: int, root: Path, *, reuse: bool = False) -> d
         client.close(timeout=600)
 
 
+HTTP_PORT = 18765
+PROTOCOL_VERSION = "2025-06-18"
+HELLO: dict[str, Any] = {
+    "protocolVersion": PROTOCOL_VERSION,
+    "capabilities": {},
+    "clientInfo": {"name": "graphmem-bench", "version": "1"},
+}
+
+
+def measure_http(n: int, root: Path, *, reuse: bool = False) -> dict[str, Any]:
+    """One read_graph over streamable HTTP (the SDK's route, an SSE reply): its peak RSS."""
+    store = seeded("graphmem", n, root, reuse=reuse)
+    env = base_env(GRAPHMEM_DIR=str(store.path), GRAPHMEM_LOG_LEVEL="WARNING")
+    address = f"127.0.0.1:{HTTP_PORT}"
+    with (root / "http.stderr.log").open("ab") as stderr:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "graphmem", "serve", "--http", address], env=env, stderr=stderr
+        )
+    try:
+        post = _http_client(f"http://{address}/mcp")
+        post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        selective = {"name": "search_nodes", "arguments": {"query": unique_token(0)}}
+        post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": selective})
+        before = sample(server.pid)
+        _reset_peak(server.pid)
+        started = time.perf_counter()
+        whole = {"name": "read_graph", "arguments": {}}
+        size = len(post({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": whole}))
+        seconds = time.perf_counter() - started
+        after = sample(server.pid)
+    finally:
+        server.terminate()
+        server.wait(600)
+    cell = {
+        "seconds": round(seconds, 3),
+        "rss_before_mb": round(before.rss_bytes / MB, 1),
+        "peak_mb": round(after.peak_rss_bytes / MB, 1),
+        "peak_over_before_mb": round((after.peak_rss_bytes - before.rss_bytes) / MB, 1),
+        "rss_after_mb": round(after.rss_bytes / MB, 1),
+        "reply_mb": round(size / MB, 1),
+    }
+    return {"server": "graphmem-http", "n": n, "read_graph": cell}
+
+
+def _http_client(url: str) -> Callable[[dict[str, Any]], bytes]:
+    """POST a JSON-RPC message in the session `initialize` (sent first, retried while the
+    server starts) opens; returns the response body."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+    def post(message: dict[str, Any]) -> bytes:
+        request = Request(url, data=json.dumps(message).encode(), headers=headers, method="POST")
+        with urlopen(request, timeout=WARM_UP_SECONDS) as response:
+            if "mcp-session-id" in response.headers:
+                headers["mcp-session-id"] = response.headers["mcp-session-id"]
+                headers["mcp-protocol-version"] = PROTOCOL_VERSION
+            body: bytes = response.read()
+            return body
+
+    deadline = time.monotonic() + WARM_UP_SECONDS
+    while True:
+        try:
+            post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO})
+            return post
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)  # the server is still loading the graph
+
+
 def report(results: dict[str, Any]) -> str:
     lines = [
         "Peak RSS during one whole-graph answer (VmHWM reset just before the call; load "
@@ -98,6 +173,8 @@ def report(results: dict[str, Any]) -> str:
     ]
     for row in results["rows"]:
         for label in ("read_graph", "search_nodes_broad"):
+            if label not in row:
+                continue
             cell = row[label]
             lines.append(
                 f"| {row['server']} | {row['n']:,} | {label} | {cell['seconds']:.2f} s | "
@@ -112,6 +189,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="50000,1000000", help="entities, comma-separated")
     parser.add_argument("--official", action="store_true", help="measure the official too")
     parser.add_argument("--out", type=Path, default=RESULTS / "whole_graph_memory.json")
+    parser.add_argument("--http", action="store_true", help="graphmem over HTTP too")
     parser.add_argument(
         "--keep", type=Path, help="seed the stores in this dir and reuse them in later runs"
     )
@@ -129,6 +207,9 @@ def main() -> None:
         for n in sizes:
             for server in servers:
                 rows.append(measure(server, n, root, reuse=args.keep is not None))
+                print(json.dumps(rows[-1]), flush=True)
+            if args.http:
+                rows.append(measure_http(n, root, reuse=True))
                 print(json.dumps(rows[-1]), flush=True)
     results.update(rows=rows, load_after=load_average())
     args.out.parent.mkdir(parents=True, exist_ok=True)

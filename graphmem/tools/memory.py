@@ -33,7 +33,6 @@ from graphmem.tools.base import (
 from graphmem.tools.graph_values import (
     entity_value,
     relation_value,
-    subgraph_of,
 )
 from graphmem.tools.input_checks import command_from
 from graphmem.tools.memory_reads import (
@@ -43,6 +42,7 @@ from graphmem.tools.memory_reads import (
     opened,
     search_selection,
     searched,
+    shaped,
     spilled,
 )
 
@@ -176,14 +176,13 @@ async def _subgraph_answer(
 ) -> ToolOutcome:
     """The answer of what `select` picks from the current graph, spooled as the writer reads
     it (one query: one snapshot, whatever is written while the answer goes out)."""
-    directory = ctx.spill_dir if ctx.spill_dir is not None and ctx.spill_dir.is_dir() else None
     try:
         body = await ctx.graph.query_models(
-            lambda models: spilled(lambda: select(models), directory)
+            lambda models: spilled(lambda: select(models), ctx.spill_dir)
         )
-    except OSError as problem:  # no room to spool it: answered from memory, as before
+    except OSError as problem:  # no room to spool it (disk full, dir gone): from memory
         log.warning("answer_not_spooled", reason=str(problem))
-        value = await ctx.graph.query_models(lambda models: subgraph_of(*select(models)))
+        value = await ctx.graph.query_models(lambda models: shaped(lambda: select(models)))
         return ok(value, value)
     return answered(body)
 

@@ -25,6 +25,7 @@ __all__ = [
     "opened",
     "search_selection",
     "searched",
+    "shaped",
     "spilled",
 ]
 
@@ -112,6 +113,12 @@ def search_selection(
             found = [e for e in found if e.entity_type == entity_type]
         page = paged(found, offset or 0, limit) if paging else list(found)
         return page, subgraph_keys(graph, page)
+
+
+def shaped(select: Callable[[], Selection]) -> dict[str, Any]:
+    """The answer of what `select` picks, as one value (the official JSON shape)."""
+    with _uncollected():
+        return subgraph_of(*select())
 
 
 def spilled(select: Callable[[], Selection], directory: Path | None) -> GraphBody:
