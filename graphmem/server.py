@@ -290,6 +290,7 @@ def build_server(
                     app.time_travel,
                     family,
                     clock,
+                    app.settings.data_dir,
                 )
                 outcome = await _run(spec, tool_context, arguments, tool_names=current_tools)
                 if outcome.mutated and not outcome.is_error:

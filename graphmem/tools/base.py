@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
@@ -17,6 +18,7 @@ from actors.transaction_coordinator import TransactionGateway
 from eventstore.events import Cause
 from eventstore.hlc import WallClock
 from graphmem.limits import InputLimits
+from graphmem.tools.graph_body import GraphBody
 from graphmem.tools.graph_family import GraphFamily
 
 T = TypeVar("T")
@@ -41,6 +43,9 @@ class ToolContext:
     # The process's one wall clock (the log's; GRAPHMEM_CLOCK_OFFSET_DAYS moves it): answers
     # that carry a time read it.
     clock: WallClock = field(default_factory=WallClock)
+    # Where a large answer is spooled while it is written out (the data dir: never a
+    # RAM-backed /tmp); None: the system's temporary directory.
+    spill_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -54,10 +59,32 @@ class ToolOutcome:
     # `structured` as JSON, when it was encoded already for the text (`ok`): the stdio fast
     # path writes these bytes rather than encoding a whole graph a second time.
     structured_json: bytes | None = field(default=None, repr=False, compare=False)
+    # A large subgraph answer spooled to disk, to be written in slices (graph_body): then
+    # `texts` and `structured` are empty, and `materialized()` is the outcome in full.
+    body: GraphBody | None = field(default=None, repr=False, compare=False)
+
+    def materialized(self) -> ToolOutcome:
+        """This outcome with its body (if any) read whole into `texts` and `structured`: for
+        the paths that cannot write an answer in slices. The body is closed."""
+        if self.body is None:
+            return self
+        try:
+            text, compact = self.body.materialized()
+        finally:
+            self.body.close()
+        return ToolOutcome(
+            texts=[text],
+            structured=msgspec.json.decode(compact),
+            is_error=self.is_error,
+            mutated=self.mutated,
+            structured_json=compact,
+        )
 
     def to_wire(self) -> dict[str, Any]:
         """The CallToolResult as its wire dict. Handing the SDK a dict spares one pydantic pass
         over a result that can hold a whole graph; the SDK still validates its shape."""
+        if self.body is not None:
+            return self.materialized().to_wire()
         wire: dict[str, Any] = {
             "content": [{"type": "text", "text": t} for t in self.texts],
             # Required on the 2026-07-28 wire; the SDK's per-version sieve drops it on older ones.
@@ -94,6 +121,14 @@ def ok(value: Any, structured: dict[str, Any], *, mutated: bool = False) -> Tool
         mutated=mutated,
         structured_json=encoded if structured is value else None,
     )
+
+
+def answered(body: GraphBody) -> ToolOutcome:
+    """The outcome of a subgraph answer: kept spooled when it outgrew memory (written in
+    slices by the stdio fast path), else read back whole at once, as `ok` would make it."""
+    if body.on_disk:
+        return ToolOutcome(texts=[], body=body)
+    return ToolOutcome(texts=[], body=body).materialized()
 
 
 Runner = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutcome]]

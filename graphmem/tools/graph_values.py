@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
-from projections.graph import EntityView, GraphProjection, RelationView
+from projections.graph import EntityView, GraphProjection, RelationKey, RelationView
 
 
 def entity_value(e: EntityView) -> dict[str, Any]:
@@ -29,12 +29,21 @@ def whole_graph(graph: GraphProjection) -> dict[str, Any]:
 
 def subgraph_value(graph: GraphProjection, entities: Sequence[EntityView]) -> dict[str, Any]:
     """Entities plus every relation with either endpoint among them (official since 2026.7.4)."""
+    return subgraph_of(entities, subgraph_keys(graph, entities))
+
+
+def subgraph_keys(graph: GraphProjection, entities: Sequence[EntityView]) -> list[RelationKey]:
+    """(from, to, type) of every visible relation with either endpoint among `entities`."""
     names = [e.name for e in entities]
     # A broad search holds every alive entity: then the relations touching them are all the
     # visible ones, in the same creation order, listed without walking each entity's edges
     # and sorting what they reach (most of a broad search's time at 50,000 entities).
     everyone = len(names) == graph.entity_count() and len(set(names)) == len(names)
-    keys = graph.relation_keys() if everyone else graph.relation_keys_of_any(names)
+    return graph.relation_keys() if everyone else graph.relation_keys_of_any(names)
+
+
+def subgraph_of(entities: Iterable[EntityView], keys: Iterable[RelationKey]) -> dict[str, Any]:
+    """The official {"entities", "relations"} value of these entities and relation keys."""
     return {
         "entities": [entity_value(e) for e in entities],
         "relations": [{"from": f, "to": t, "relationType": rt} for f, t, rt in keys],

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import msgspec
+import structlog
 
 from actors.commands import (
     AddObservations,
@@ -21,6 +23,7 @@ from graphmem.tools.base import (
     ToolContext,
     ToolOutcome,
     ToolSpec,
+    answered,
     check_count,
     check_text,
     ok,
@@ -32,9 +35,20 @@ from graphmem.tools.graph_values import (
     relation_value,
 )
 from graphmem.tools.input_checks import command_from
-from graphmem.tools.memory_reads import graph_page, opened, searched
+from graphmem.tools.memory_reads import (
+    Selection,
+    graph_page,
+    graph_selection,
+    opened,
+    search_selection,
+    searched,
+    shaped,
+    spilled,
+)
 
 T = TypeVar("T")
+
+log = structlog.get_logger(__name__)
 
 # --- argument shapes (wire names are the official camelCase; extra keys are ignored) ---------
 
@@ -157,6 +171,22 @@ def _graph_answer(value: dict[str, Any], point: AsOfPoint | None) -> ToolOutcome
     return ok(value, value if point is None else {**value, "asOf": point.value()})
 
 
+async def _subgraph_answer(
+    ctx: ToolContext, select: Callable[[GraphModels], Selection]
+) -> ToolOutcome:
+    """The answer of what `select` picks from the current graph, spooled as the writer reads
+    it (one query: one snapshot, whatever is written while the answer goes out)."""
+    try:
+        body = await ctx.graph.query_models(
+            lambda models: spilled(lambda: select(models), ctx.spill_dir)
+        )
+    except OSError as problem:  # no room to spool it (disk full, dir gone): from memory
+        log.warning("answer_not_spooled", reason=str(problem))
+        value = await ctx.graph.query_models(lambda models: shaped(lambda: select(models)))
+        return ok(value, value)
+    return answered(body)
+
+
 # --- the read tools ---------------------------------------------------------------------------
 
 
@@ -164,6 +194,10 @@ async def read_graph(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     tool = "read_graph"
     args = parse_args(tool, raw, ReadGraphArgs)
     offset, limit = args.offset, args.limit
+    if args.as_of is None:
+        return await _subgraph_answer(
+            ctx, lambda models: graph_selection(models.graph, offset, limit)
+        )
     value, point = await read_models(
         ctx, tool, args.as_of, lambda models: graph_page(models.graph, offset, limit)
     )
@@ -178,6 +212,14 @@ async def search_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
         check_text(tool, args.entityType, "entityType", ctx.limits.max_name_chars, multiline=False)
     query, entity_type = args.query, args.entityType
     offset, limit = args.offset, args.limit
+
+    def select(models: GraphModels) -> Selection:
+        return search_selection(
+            models.graph, models.search, query, entity_type=entity_type, offset=offset, limit=limit
+        )
+
+    if args.as_of is None:
+        return await _subgraph_answer(ctx, select)
 
     def search(models: GraphModels) -> dict[str, Any]:
         return searched(

@@ -8,14 +8,26 @@ Light on purpose: the early path imports this before the SDK and the actors are 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Protocol
 
-from graphmem.tools.graph_values import paged, subgraph_value, whole_graph
-from projections.graph import EntityView, GraphProjection
+from graphmem.tools.graph_body import GraphBody
+from graphmem.tools.graph_values import paged, subgraph_keys, subgraph_of, subgraph_value
+from projections.graph import EntityView, GraphProjection, RelationKey
 
-__all__ = ["Searcher", "graph_page", "opened", "searched"]
+__all__ = [
+    "Searcher",
+    "Selection",
+    "graph_page",
+    "graph_selection",
+    "opened",
+    "search_selection",
+    "searched",
+    "shaped",
+    "spilled",
+]
 
 
 class Searcher(Protocol):
@@ -40,13 +52,23 @@ def _uncollected() -> Iterator[None]:
             gc.enable()
 
 
+Selection = tuple[Iterable[EntityView], Iterable[RelationKey]]
+"""A subgraph answer's entities (read lazily when they can be) and its relations' keys."""
+
+
 def graph_page(graph: GraphProjection, offset: int | None, limit: int | None) -> dict[str, Any]:
     """read_graph: the whole graph, or a page of it in name order when either is given."""
     with _uncollected():
-        if limit is None and offset is None:
-            return whole_graph(graph)
-        # From the graph's name index: a page costs the same whatever was deleted before.
-        return subgraph_value(graph, graph.entities_page(offset or 0, limit))
+        return subgraph_of(*graph_selection(graph, offset, limit))
+
+
+def graph_selection(graph: GraphProjection, offset: int | None, limit: int | None) -> Selection:
+    """What `graph_page` answers, unshaped."""
+    if limit is None and offset is None:
+        return graph.entities(), graph.relation_keys()
+    # From the graph's name index: a page costs the same whatever was deleted before.
+    page = graph.entities_page(offset or 0, limit)
+    return page, subgraph_keys(graph, page)
 
 
 def searched(
@@ -59,19 +81,51 @@ def searched(
     limit: int | None,
 ) -> dict[str, Any]:
     """search_nodes: the entities whose text holds `query`, with their relations."""
-    names = search.search(graph, query)
+    selection = search_selection(
+        graph, search, query, entity_type=entity_type, offset=offset, limit=limit
+    )
     with _uncollected():
-        # A search lists the alive entities that match, each once, in listing order (the
-        # search index's property tests hold it to a scan of the listing): when all match,
-        # the answer is the listing itself, without a look-up per name.
-        found: Iterable[EntityView] = (
-            graph.entities() if len(names) == graph.entity_count() else graph.entities_named(names)
-        )
+        return subgraph_of(*selection)
+
+
+def search_selection(
+    graph: GraphProjection,
+    search: Searcher,
+    query: str,
+    *,
+    entity_type: str | None,
+    offset: int | None,
+    limit: int | None,
+) -> Selection:
+    """What `searched` answers, unshaped. Every entity is read once, by whoever shapes it."""
+    names = search.search(graph, query)
+    # A search lists the alive entities that match, each once, in listing order (the search
+    # index's property tests hold it to a scan of the listing): when all match, the answer is
+    # the listing itself, without a look-up per name, and with no filter nor page it is read
+    # as it is shaped (no list of a million views).
+    everyone = len(names) == graph.entity_count()
+    paging = offset is not None or limit is not None
+    if everyone and entity_type is None and not paging:
+        return graph.entities(), graph.relation_keys()
+    with _uncollected():
+        found: Iterable[EntityView] = graph.entities() if everyone else graph.entities_named(names)
         if entity_type is not None:
             found = [e for e in found if e.entity_type == entity_type]
-        paging = offset is not None or limit is not None
         page = paged(found, offset or 0, limit) if paging else list(found)
-        return subgraph_value(graph, page)
+        return page, subgraph_keys(graph, page)
+
+
+def shaped(select: Callable[[], Selection]) -> dict[str, Any]:
+    """The answer of what `select` picks, as one value (the official JSON shape)."""
+    with _uncollected():
+        return subgraph_of(*select())
+
+
+def spilled(select: Callable[[], Selection], directory: Path | None) -> GraphBody:
+    """The answer of what `select` picks, spooled (graphmem.tools.graph_body) as it is read,
+    the search included with collection paused (its lists set off collections too)."""
+    with _uncollected():
+        return GraphBody.spill(*select(), directory=directory)
 
 
 def opened(graph: GraphProjection, names: list[str]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ refuse — goes to the SDK untouched.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,11 +39,13 @@ from typing_extensions import TypeIs
 
 from eventstore.events import Cause
 from graphmem.tools.base import ToolOutcome
+from graphmem.tools.graph_body import GraphBody
 
 __all__ = [
     "FastCall",
     "FastCalls",
     "SessionView",
+    "StreamedLine",
     "ToolCaller",
 ]
 
@@ -59,6 +61,11 @@ _MODERN_PARAM_KEYS = frozenset({"name", "arguments", "_meta"})
 _INT64 = range(-(2**63), 2**63)
 
 _encode_json = msgspec.json.Encoder().encode
+
+# Stand-ins for a streamed answer's text and structured content while its framing is encoded:
+# the line is cut at them (the last of each: a client's id comes before them, never after).
+_TEXT_MARK = "graphmem-streamed-text-5b1e"
+_STRUCTURED_MARK = b'"graphmem-streamed-structured-5b1e"'
 
 
 class SessionView:
@@ -160,20 +167,38 @@ class FastCalls:
             return FastCall(request_id, name, arguments, session.version, session.client)
         return _modern_call(request_id, name, arguments, params)
 
-    async def answer(self, call: FastCall) -> bytes | SessionMessage:
-        """The response to `call`: its encoded line, or the JSON-RPC error the SDK would send
-        when the handler itself fails (a tool's own failure is an isError result)."""
+    async def answer(self, call: FastCall) -> bytes | StreamedLine | SessionMessage:
+        """The response to `call`: its encoded line (or, for an answer spooled to disk, the
+        line to write in slices), or the JSON-RPC error the SDK would send when the handler
+        itself fails (a tool's own failure is an isError result)."""
         cause = Cause(tool=call.name, client=call.client, session=None)
         try:
             outcome = await self._call_tool(call.name, call.arguments, cause)
         except Exception as problem:  # the edge, as the SDK's dispatcher treats it
             log.exception("tool_call_failed", tool=call.name)
             return _failure(call, problem)
+        if outcome.body is not None:
+            return self.streamed(call.request_id, outcome, call.version)
         return self.encode(call.request_id, outcome, call.version)
+
+    def streamed(self, request_id: int | str, outcome: ToolOutcome, version: str) -> StreamedLine:
+        """The response line of an outcome with a spooled body, to be written in slices: the
+        line `encode` writes for it, byte for byte, framing and all."""
+        assert outcome.body is not None
+        frame = ToolOutcome(
+            texts=[_TEXT_MARK],
+            is_error=outcome.is_error,
+            structured_json=_STRUCTURED_MARK,
+        )
+        line = self.encode(request_id, frame, version)
+        head, _, rest = line.rpartition(_TEXT_MARK.encode())
+        middle, _, tail = rest.rpartition(_STRUCTURED_MARK)
+        return StreamedLine(request_id, head, middle, tail, outcome.body)
 
     def encode(self, request_id: int | str, outcome: ToolOutcome, version: str) -> bytes:
         """The response line the SDK writes for `outcome` at `version`: the CallToolResult
         fields in its schema's order, `resultType` and the serverInfo stamp only at 2026-07-28."""
+        outcome = outcome.materialized()
         result: dict[str, Any] = {"content": [{"text": t, "type": "text"} for t in outcome.texts]}
         if outcome.is_error:
             result["isError"] = True
@@ -186,6 +211,32 @@ class FastCalls:
         if version in MODERN_PROTOCOL_VERSIONS:
             result["_meta"] = {SERVER_INFO_META_KEY: self._server_info}
         return _encode_json({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+@dataclass(frozen=True)
+class StreamedLine:
+    """A response line written in slices (issue 21): the text of a spooled answer escaped
+    into its JSON string piece by piece, then its structured content, inside the framing
+    the SDK would write. `close` frees the body, written or not."""
+
+    request_id: int | str
+    head: bytes  # up to the text's opening quote
+    middle: bytes  # from the text's closing quote to the structured content
+    tail: bytes
+    body: GraphBody
+
+    def pieces(self) -> Iterator[bytes]:
+        """The line, without its newline, a slice at a time."""
+        yield self.head
+        for piece in self.body.text_pieces():
+            # Escaping is per character: the pieces' escapes are the whole text's.
+            yield _encode_json(piece.decode())[1:-1]
+        yield self.middle
+        yield from self.body.structured_pieces()
+        yield self.tail
+
+    def close(self) -> None:
+        self.body.close()
 
 
 def _failure(call: FastCall, problem: Exception) -> SessionMessage:

@@ -41,6 +41,9 @@ PIPE_BYTES = 1024 * 1024
 
 _CHUNK = 1024 * 1024
 
+# What the pipe transport may hold beyond the pipe before a writer waits for the client.
+WRITE_AHEAD_BYTES = 4 * 1024 * 1024
+
 
 def _claim_standard_fds() -> tuple[int, int]:
     """Private copies of the protocol fds; 0 and 1 are pointed away from the wire."""
@@ -116,6 +119,9 @@ async def _open_writer(fd: int) -> asyncio.StreamWriter | _FileWriter:
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(fd, "wb", buffering=0)
     )
+    # drain() returns once no more than this waits in memory: a line written in slices
+    # (stdio_wire) makes its next slice while the client reads the last one.
+    transport.set_write_buffer_limits(high=WRITE_AHEAD_BYTES)
     return asyncio.StreamWriter(transport, protocol, None, loop)
 
 

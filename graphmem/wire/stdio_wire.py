@@ -23,7 +23,7 @@ from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.message import SessionMessage
 
 from graphmem.early_handshake import Handshake
-from graphmem.wire.fast_calls import FastCall, FastCalls, SessionView
+from graphmem.wire.fast_calls import FastCall, FastCalls, SessionView, StreamedLine
 from graphmem.wire.wire_guard import (
     DRAIN_TIMEOUT,
     InFlight,
@@ -95,11 +95,12 @@ class Wire:
         self._queue_changed = anyio.Event()
         self._dispatching = False
         self._ended = False
+        self._client_gone = False  # the client's end of stdout closed (write_lines)
         self.incoming_send, self.incoming = anyio.create_memory_object_stream[SessionMessage](0)
         # One queue for the SDK's messages and the fast path's lines, so a notification the
         # SDK sent during a call (resources/updated) still goes out before the call's answer.
         self.outgoing, self.outgoing_receive = anyio.create_memory_object_stream[
-            SessionMessage | _Encoded
+            SessionMessage | _Encoded | StreamedLine
         ](0)
 
     def write(self, item: SessionMessage | _Encoded) -> None:
@@ -292,9 +293,19 @@ class Wire:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
             log.debug("answer_dropped", reason="write stream closed")
             self.in_flight.answered(call.request_id)
+            if isinstance(item, StreamedLine):
+                item.close()
+        except asyncio.CancelledError:  # at shutdown, before the writer took it
+            if isinstance(item, StreamedLine):
+                item.close()
+            raise
 
-    async def _send_out(self, item: SessionMessage | _Encoded) -> None:
-        if self._writer_idle():
+    async def _send_out(self, item: SessionMessage | _Encoded | StreamedLine) -> None:
+        if isinstance(item, StreamedLine) or self._client_gone:
+            # Always through write_lines, the one writer: while it writes the line slice by
+            # slice, it is not idle, so every other answer waits in the queue behind it.
+            await self.outgoing.send(item)
+        elif self._writer_idle():
             # Nothing queued ahead of this answer: write it now, saving a task switch.
             self.write(item)
             await self.writer.drain()
@@ -310,8 +321,48 @@ class Wire:
     async def write_lines(self) -> None:
         async with self.outgoing_receive:
             async for item in self.outgoing_receive:
-                self.write(item)
+                if self._client_gone:
+                    self._drop(item)
+                    continue
+                try:
+                    if isinstance(item, StreamedLine):
+                        await self._write_streamed(item)
+                        continue
+                    self.write(item)
+                    await self.writer.drain()
+                except ConnectionError as problem:
+                    # The client closed its end, perhaps mid-line: nothing more can reach it.
+                    # The server ends as the client's end of stdin closes; until then answers
+                    # are dropped, not written into a broken pipe.
+                    log.warning("client_gone", reason=str(problem) or type(problem).__name__)
+                    self._client_gone = True
+
+    def _drop(self, item: SessionMessage | _Encoded | StreamedLine) -> None:
+        """An answer no client can read any more: settled unwritten."""
+        if isinstance(item, StreamedLine):
+            item.close()
+            self.in_flight.answered(item.request_id)
+        elif isinstance(item, _Encoded):
+            self.in_flight.answered(item.request_id)
+        elif isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+            self.in_flight.answered(item.message.id)
+
+    async def _write_streamed(self, line: StreamedLine) -> None:
+        """One line in slices, each drained before the next is made: what is held is a slice
+        or two, whatever the line's size and however slowly the client reads."""
+        written = slices = 0
+        try:
+            for piece in line.pieces():
+                self.writer.write(piece)
+                written += len(piece)
+                slices += 1
                 await self.writer.drain()
+            self.writer.write(b"\n")
+            await self.writer.drain()
+        finally:
+            line.close()
+            self.in_flight.answered(line.request_id)
+        log.info("answer_streamed", request_id=line.request_id, bytes=written + 1, slices=slices)
 
 
 class WireReadStream:

@@ -84,6 +84,10 @@ def calls(meta: dict[str, Any] | None) -> Iterator[tuple[bytes, object]]:
         return line(request_id, "tools/call", body)
 
     many = [entity(f"bulk-{i:04d}", f"observation {i}", "meeting") for i in range(1500)]
+    # Past graph_body.IN_MEMORY_BYTES: whole-graph answers then go out in slices on the fast
+    # path (escapes, non-ASCII and all), and whole from the SDK.
+    wide = 'a "quoted" \\ line\nthen é 🚀 \t ' * 40
+    large = [entity(f"wide-{i:04d}", f"{wide} {i}", "meeting") for i in range(1200)]
     yield call(10, "read_graph", {}), 10
     yield call(11, "create_entities", {"entities": [entity("Zoë 🚀", "日本語", 'a "quote"')]}), 11
     yield call(12, "create_entities", {"entities": [entity("Zoë 🚀")]}), 12  # nothing new
@@ -119,7 +123,8 @@ def calls(meta: dict[str, Any] | None) -> Iterator[tuple[bytes, object]]:
     yield call(18, "search_nodes", {"query": "日本"}), 18
     yield call(19, "open_nodes", {"names": ["Zoë 🚀", "nobody"]}), 19
     yield call(20, "create_entities", {"entities": many}), 20
-    yield call(21, "read_graph", {}), 21  # a large answer
+    yield call(24, "create_entities", {"entities": large}), 24
+    yield call(21, "read_graph", {}), 21  # a large answer, written in slices
     yield call(22, "search_nodes", {"query": "meeting"}), 22
     yield call(23, "delete_entities", {"entityNames": ["bulk-0001"]}), 23
     # What the fast path leaves to the SDK; the wire must not tell either.
@@ -131,7 +136,10 @@ def calls(meta: dict[str, Any] | None) -> Iterator[tuple[bytes, object]]:
     yield line(35, "tools/call"), 35
 
 
-def legacy_transcript(data_dir: Path, *, fast: bool, version: str) -> tuple[list[bytes], bool]:
+Logged = tuple[bool, bool]  # the fast path attached, an answer written in slices
+
+
+def legacy_transcript(data_dir: Path, *, fast: bool, version: str) -> tuple[list[bytes], Logged]:
     server = Transcript(data_dir, fast=fast)
     try:
         # A call before the handshake: the SDK refuses it, on both paths.
@@ -151,10 +159,10 @@ def legacy_transcript(data_dir: Path, *, fast: bool, version: str) -> tuple[list
         server.send(line(41, "tools/list", {}), 41)
     finally:
         written = server.close()
-    return written, server.logged("fast_calls_attached")
+    return written, (server.logged("fast_calls_attached"), server.logged("answer_streamed"))
 
 
-def modern_transcript(data_dir: Path, *, fast: bool) -> tuple[list[bytes], bool]:
+def modern_transcript(data_dir: Path, *, fast: bool) -> tuple[list[bytes], Logged]:
     server = Transcript(data_dir, fast=fast)
     try:
         server.send(line(1, "server/discover", {"_meta": ENVELOPE}), 1)
@@ -169,7 +177,7 @@ def modern_transcript(data_dir: Path, *, fast: bool) -> tuple[list[bytes], bool]
         server.send(line(43, "initialize", {"protocolVersion": "2025-06-18"}), 43)
     finally:
         written = server.close()
-    return written, server.logged("fast_calls_attached")
+    return written, (server.logged("fast_calls_attached"), server.logged("answer_streamed"))
 
 
 def assert_same_lines(fast: list[bytes], sdk: list[bytes]) -> None:
@@ -182,7 +190,7 @@ def assert_same_lines(fast: list[bytes], sdk: list[bytes]) -> None:
 def test_handshake_era_calls_get_the_bytes_the_sdk_would_send(tmp_path: Path, version: str) -> None:
     fast, attached = legacy_transcript(tmp_path / "fast", fast=True, version=version)
     sdk, not_attached = legacy_transcript(tmp_path / "sdk", fast=False, version=version)
-    assert attached and not not_attached
+    assert attached == (True, True) and not_attached == (False, False)
     assert_same_lines(fast, sdk)
     assert any(b'"notifications/resources/updated"' in b for b in fast)
 
@@ -190,7 +198,7 @@ def test_handshake_era_calls_get_the_bytes_the_sdk_would_send(tmp_path: Path, ve
 def test_modern_era_calls_get_the_bytes_the_sdk_would_send(tmp_path: Path) -> None:
     fast, attached = modern_transcript(tmp_path / "fast", fast=True)
     sdk, not_attached = modern_transcript(tmp_path / "sdk", fast=False)
-    assert attached and not not_attached
+    assert attached == (True, True) and not_attached == (False, False)
     assert_same_lines(fast, sdk)
     answer = json.loads(fast[1])
     assert answer["result"]["resultType"] == "complete"
