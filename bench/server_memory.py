@@ -1,6 +1,7 @@
 """What a served store of N entities holds, model by model, and the RSS of a real server on it.
 
-Run: python -m bench.server_memory [--entities 50000] [--json PATH] [--skip-serve] [--skip-mcp]
+Run: python -m bench.server_memory [--entities 50000] [--json PATH]
+     [--skip-serve] [--skip-models] [--skip-mcp]   (at 1M: --skip-models --skip-mcp)
 
 For bench.dataset's graph of N entities (three observations and one relation each):
 
@@ -155,7 +156,7 @@ def _serve(data_dir: Path, workdir: Path, n: int, **env: str) -> dict[str, Any]:
     }
 
 
-def measure(n: int, *, serve: bool = True, mcp: bool = True) -> dict[str, Any]:
+def measure(n: int, *, serve: bool = True, models: bool = True, mcp: bool = True) -> dict[str, Any]:
     figures: dict[str, Any] = {"entities": n, "load_before": load_average()}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -172,7 +173,8 @@ def measure(n: int, *, serve: bool = True, mcp: bool = True) -> dict[str, Any]:
             figures["serve_import_early_reads_off"] = _serve(
                 data_dir, workdir, n, GRAPHMEM_EARLY_READS="0"
             )
-        figures["models_import"] = _in_fresh_process("open", data_dir, n)
+        if models:
+            figures["models_import"] = _in_fresh_process("open", data_dir, n)
         if mcp:
             figures["models_mcp"] = _in_fresh_process("fill", workdir / "mcp", n)
     figures["load_after"] = load_average()
@@ -189,9 +191,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--entities", type=int, default=50_000)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--skip-serve", action="store_true")
+    parser.add_argument("--skip-models", action="store_true", help="no in-process breakdown")
     parser.add_argument("--skip-mcp", action="store_true")
     args = parser.parse_args(argv)
-    figures = measure(args.entities, serve=not args.skip_serve, mcp=not args.skip_mcp)
+    figures = measure(
+        args.entities,
+        serve=not args.skip_serve,
+        models=not args.skip_models,
+        mcp=not args.skip_mcp,
+    )
     text = json.dumps(figures, indent=2)
     print(text)
     if args.json is not None:
