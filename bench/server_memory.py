@@ -13,6 +13,8 @@ For bench.dataset's graph of N entities (three observations and one relation eac
   the real App), one selective search answered; tracemalloc's live bytes grouped by the module
   that allocated them (the graph's records, the search index, the conflicts model, ...), per
   entity;
+- `lazy_models_import`: the models folded only when a query first reads them (conflicts,
+  history), folded from that store's log, traced;
 - `models_mcp`: a fresh store filled in-process through MCP `create_entities` and
   `create_relations` calls (batches of 200, as an agent's bulk writes come), then the same
   grouping: the graph as live writes leave it (folded, not restored).
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import itertools
 import json
 import random
 import subprocess
@@ -39,6 +42,9 @@ from bench.dataset import COMMON_WORD, entity_record, relation_record, unique_to
 from bench.inprocess import served
 from bench.machine import load_average
 from bench.servers import Store, start
+from eventstore.lmdb_log import LmdbEventLog
+from projections.conflicts import ConflictsProjection
+from projections.history import HistoryProjection
 
 MIB = 1 << 20
 BATCH = 200
@@ -102,6 +108,34 @@ async def _models(data_dir: Path, n: int, fill: bool) -> dict[str, Any]:
             for stat in snapshot.statistics("lineno")[:TOP]
         ],
     }
+
+
+def _lazy_models(data_dir: Path, n: int) -> dict[str, Any]:
+    """The models a served process folds only when a query first reads them (the conflicts
+    model: `list_conflicts`; the history: the provenance tools), each folded from the whole
+    log as that first query does, its live bytes traced."""
+    figures: dict[str, Any] = {}
+    log = LmdbEventLog.open(data_dir)
+    try:
+        for kind in (ConflictsProjection, HistoryProjection):
+            gc.collect()
+            tracemalloc.start(1)
+            model = kind()
+            stream = log.read_from(1)
+            while chunk := list(itertools.islice(stream, 4096)):
+                model.apply_all(chunk)
+            del chunk, stream
+            gc.collect()
+            traced = tracemalloc.get_traced_memory()[0]
+            tracemalloc.stop()
+            figures[kind.__name__] = {
+                "traced_mib": round(traced / MIB, 1),
+                "bytes_per_entity": round(traced / n, 1),
+            }
+            del model
+    finally:
+        log.close()
+    return figures
 
 
 def _entity_arg(record: dict[str, object]) -> dict[str, object]:
@@ -175,6 +209,7 @@ def measure(n: int, *, serve: bool = True, models: bool = True, mcp: bool = True
             )
         if models:
             figures["models_import"] = _in_fresh_process("open", data_dir, n)
+            figures["lazy_models_import"] = _in_fresh_process("lazy", data_dir, n)
         if mcp:
             figures["models_mcp"] = _in_fresh_process("fill", workdir / "mcp", n)
     figures["load_after"] = load_average()
@@ -185,7 +220,10 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         mode, data_dir, n = argv[1], Path(argv[2]), int(argv[3])
-        print(json.dumps(asyncio.run(_models(data_dir, n, fill=mode == "fill"))))
+        if mode == "lazy":
+            print(json.dumps(_lazy_models(data_dir, n)))
+        else:
+            print(json.dumps(asyncio.run(_models(data_dir, n, fill=mode == "fill"))))
         return
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--entities", type=int, default=50_000)
