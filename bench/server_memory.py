@@ -15,6 +15,8 @@ For bench.dataset's graph of N entities (three observations and one relation eac
   entity;
 - `lazy_models_import`: the models folded only when a query first reads them (conflicts,
   history), folded from that store's log, traced;
+- `serve_mcp`: a real server on an empty store filled through MCP calls over stdio (batches
+  of 200), its RSS once filled and after a broad search, then a fresh server on that store;
 - `models_mcp`: a fresh store filled in-process through MCP `create_entities` and
   `create_relations` calls (batches of 200, as an agent's bulk writes come), then the same
   grouping: the graph as live writes leave it (folded, not restored).
@@ -190,6 +192,37 @@ def _serve(data_dir: Path, workdir: Path, n: int, **env: str) -> dict[str, Any]:
     }
 
 
+def _serve_filled_by_mcp(workdir: Path, n: int) -> dict[str, Any]:
+    """A real server on an empty store, filled through MCP calls over stdio (batches of 200
+    entities, then of 200 relations), then asked a selective search: its RSS then, and after
+    a broad search; then a fresh server on that store (restored from its checkpoint)."""
+    data_dir = workdir / "mcp-stdio"
+    client = start(Store("graphmem", data_dir, 0.0), workdir / "serve-mcp.stderr.log")
+    try:
+        rng = random.Random(0)
+        for begin in range(0, n, BATCH):
+            batch = [entity_record(i, rng) for i in range(begin, min(n, begin + BATCH))]
+            client.call("create_entities", {"entities": [_entity_arg(r) for r in batch]})
+        for begin in range(0, n, BATCH):
+            relations = [
+                _relation_arg(relation_record(i, n, rng))
+                for i in range(begin, min(n, begin + BATCH))
+            ]
+            client.call("create_relations", {"relations": relations})
+        client.call("search_nodes", {"query": unique_token(n // 3)})
+        filled = _status_mib(client.pid)
+        client.call("search_nodes", {"query": COMMON_WORD})
+        broad = _status_mib(client.pid)
+    finally:
+        client.close(timeout=120)
+    return {
+        "filled_selective_search": filled,
+        "after_broad_search": broad,
+        "bytes_per_entity_filled": round(filled["VmRSS"] * MIB / n, 1),
+        "restarted": _serve(data_dir, workdir, n),
+    }
+
+
 def measure(n: int, *, serve: bool = True, models: bool = True, mcp: bool = True) -> dict[str, Any]:
     figures: dict[str, Any] = {"entities": n, "load_before": load_average()}
     with tempfile.TemporaryDirectory() as tmp:
@@ -211,7 +244,9 @@ def measure(n: int, *, serve: bool = True, models: bool = True, mcp: bool = True
             figures["models_import"] = _in_fresh_process("open", data_dir, n)
             figures["lazy_models_import"] = _in_fresh_process("lazy", data_dir, n)
         if mcp:
-            figures["models_mcp"] = _in_fresh_process("fill", workdir / "mcp", n)
+            figures["serve_mcp"] = _serve_filled_by_mcp(workdir, n)
+            if models:
+                figures["models_mcp"] = _in_fresh_process("fill", workdir / "mcp", n)
     figures["load_after"] = load_average()
     return figures
 
