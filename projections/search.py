@@ -139,8 +139,14 @@ class _Segment:
             return []
         found: list[str] = []
         starts, names = self.starts, self.names
+        index = -1
         while at >= 0:
-            index = bisect_right(starts, at) - 1
+            # A broad query's next hit is mostly in the next text: checked before bisecting
+            # (each probe of the packed offsets makes an int).
+            if index >= 0 and starts[index + 1] <= at < starts[index + 2]:
+                index += 1
+            else:
+                index = bisect_right(starts, at, index + 1) - 1
             found.append(names[index])
             at = joined.find(needle, starts[index + 1])
         return found
