@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -104,7 +105,9 @@ class _Segment:
         self.names = names
         self.texts: list[str] | None = texts
         self.joined: str | None = None
-        self.starts: list[int] = []  # where each text begins in `joined`, then the end + 1
+        # Where each text begins in `joined`, then the end + 1: a packed array (8 bytes an
+        # entity) rather than a list of int objects (~40), a tenth of the index's memory.
+        self.starts: array[int] = array("q")
         self.fresh = texts.copy()  # texts (or parts) whose trigrams the filter lacks
         self.stale = 0  # texts replaced or removed since the filter was exact for this one
 
@@ -125,7 +128,7 @@ class _Segment:
             texts = self.texts
             assert texts is not None
             self.joined = _ENTITY.join(texts)
-            self.starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
+            self.starts = array("q", itertools.accumulate((len(t) + 1 for t in texts), initial=0))
             self.texts = None  # the joined string holds them: keep one copy
         return self.joined
 
@@ -136,8 +139,14 @@ class _Segment:
             return []
         found: list[str] = []
         starts, names = self.starts, self.names
+        index = -1
         while at >= 0:
-            index = bisect_right(starts, at) - 1
+            # A broad query's next hit is mostly in the next text: checked before bisecting
+            # (each probe of the packed offsets makes an int).
+            if index >= 0 and starts[index + 1] <= at < starts[index + 2]:
+                index += 1
+            else:
+                index = bisect_right(starts, at, index + 1) - 1
             found.append(names[index])
             at = joined.find(needle, starts[index + 1])
         return found

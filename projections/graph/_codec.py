@@ -16,6 +16,7 @@ from msgspec.structs import astuple
 from eventstore.events import DecayApplied, RelationCreated
 from projections.graph._records import (
     OCCURRENCES_DECODER,
+    OCCURRENCES_V3_DECODER,
     PLAIN,
     PLAIN_TAIL,
     ZERO,
@@ -54,7 +55,7 @@ class _Stamps(msgspec.Struct, gc=False, array_like=True):
     seq: bytes
 
 
-class _Snapshot(msgspec.Struct, gc=False, array_like=True):
+class _SnapshotV3(msgspec.Struct, gc=False, array_like=True):
     """The complete fold state as a snapshot holds it (see GraphProjection.to_snapshot).
 
     `stamps` is a table: index 0 the zero stamp (implied), then each entity's `created`, each
@@ -102,8 +103,19 @@ class _Snapshot(msgspec.Struct, gc=False, array_like=True):
     decay_runs: list[tuple[int, DecayApplied]]
 
 
+class _Snapshot(_SnapshotV3, gc=False, array_like=True):
+    """A version 4 snapshot: version 3's columns, each `packed` an Occurrences whose origins
+    index `origins` (version 3's held every stamp's origin string: an OccurrencesV3)."""
+
+    # Required, so that a version 3 snapshot, which lacks it, fails this decoder and is read
+    # (and its occurrences converted) by version 3's; written as 4.
+    layout: int
+
+
 _ENCODER = msgspec.msgpack.Encoder()
 _SNAPSHOT_DECODER = msgspec.msgpack.Decoder(_Snapshot)
+_SNAPSHOT_V3_DECODER = msgspec.msgpack.Decoder(_SnapshotV3)
+LAYOUT = 4
 _LITTLE_ENDIAN = sys.byteorder == "little"
 
 # Field getters for C-level passes over records and keys.
@@ -193,11 +205,12 @@ def encode_snapshot(graph: GraphState) -> bytes:
             origins=origins,
             names=list(graph.entities),
             **_entity_columns(records, relations, table, strings),
-            **_occurrence_columns(records),
+            **_occurrence_columns(graph, records, origins, table.origin_index),
             **_relation_columns(graph, relations, table, strings),
             decay_runs=[(table.ref(stamp), run) for stamp, run in sorted(graph.decay_runs.items())],
             strings=list(strings),  # last: the columns above fill it
             stamps=table.columns(),
+            layout=LAYOUT,
         )
     )
 
@@ -237,19 +250,25 @@ def _entity_columns(
     }
 
 
-def _occurrence_columns(records: list[EntityRecord]) -> dict[str, Any]:
+def _occurrence_columns(
+    graph: GraphState, records: list[EntityRecord], origins: list[str], index: dict[str, int]
+) -> dict[str, Any]:
     packed_at: list[int] = []
     packed: list[bytes] = []
     encode = _ENCODER.encode
+    renumbered = _renumbering(graph.packed_origins, index)
+    graph.packed_origins = origins
     for i, entity in enumerate(records):
         occ = entity.occ
         if entity.packed is not None:
-            if occ:
+            if occ or renumbered is not None:
                 # Packed anew with the occurrences added since (no stamp hashed): it stays
                 # packed, and its next snapshot reuses these bytes.
                 both = OCCURRENCES_DECODER.decode(entity.packed)
-                both.contents += occ.values()
-                both.stamps += occ
+                if renumbered is not None:
+                    both.origins = list(map(renumbered.__getitem__, both.origins))
+                if occ:
+                    _extend(both, occ, index)
                 entity.packed = encode(both)
                 entity.occ = None
             packed_at.append(i)
@@ -258,11 +277,30 @@ def _occurrence_columns(records: list[EntityRecord]) -> dict[str, Any]:
             # Kept packed from now on, as a restore would hold it: a long-running process
             # holds no more per occurrence than a fresh one (a stamp object and a dict slot
             # each, otherwise), and its next snapshot reuses these bytes.
-            entity.packed = encode(Occurrences(list(occ.values()), list(occ)))
+            fresh = Occurrences([], [], [], [])
+            _extend(fresh, occ, index)
+            entity.packed = encode(fresh)
             entity.occ = None
             packed_at.append(i)
             packed.append(entity.packed)
     return {"packed_at": _packed_ints("I", packed_at), "packed": packed}
+
+
+def _renumbering(before: list[str], index: dict[str, int]) -> list[int] | None:
+    """New origin indexes for the old ones (`before` the table the packed ones index, `index`
+    the new table's), or None where none changes: a new origin that sorts before one in use
+    moves the later ones, which happens once per new node, not per snapshot."""
+    renumbered = list(map(index.__getitem__, before))
+    return None if renumbered == list(range(len(before))) else renumbered
+
+
+def _extend(packed: Occurrences, occ: dict[FoldStamp, str], index: dict[str, int]) -> None:
+    """`occ`'s occurrences appended to `packed`, in `occ` order."""
+    stamps = list(occ)
+    packed.contents += occ.values()
+    packed.hlcs += map(_HLC, stamps)
+    packed.origins += map(index.__getitem__, map(_ORIGIN, stamps))
+    packed.seqs += map(_SEQ, stamps)
 
 
 def _relation_columns(
@@ -301,10 +339,21 @@ def decode_snapshot(data: bytes | memoryview) -> GraphState:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _restored(_SNAPSHOT_DECODER.decode(data))
+        state: _SnapshotV3
+        try:
+            current = _SNAPSHOT_DECODER.decode(data)
+        except msgspec.DecodeError:
+            # Version 3 (a checkpoint from before the upgrade): its occurrences converted.
+            state = _SNAPSHOT_V3_DECODER.decode(data)
+            state.packed = _converted(state.packed, state.origins)
+        else:
+            if current.layout != LAYOUT:
+                raise SnapshotError(f"a snapshot of layout {current.layout}, not {LAYOUT}")
+            state = current
+        return _restored(state)
     except msgspec.DecodeError as error:
         raise SnapshotError(f"not a graph snapshot: {error}") from None
-    except (IndexError, ValueError) as error:
+    except (IndexError, KeyError, ValueError) as error:
         if isinstance(error, SnapshotError):
             raise
         raise SnapshotError(f"the snapshot does not hold together: {error}") from None
@@ -313,7 +362,29 @@ def decode_snapshot(data: bytes | memoryview) -> GraphState:
             gc.enable()
 
 
-def _restored(state: _Snapshot) -> GraphState:
+def _converted(packed: list[bytes], origins: list[str]) -> list[bytes]:
+    """Version 3's packed occurrences (stamps whole) as version 4 packs them (origin indexes
+    into `origins`, the snapshot's origin table): once per upgraded checkpoint."""
+    index = {origin: i for i, origin in enumerate(origins)}
+    encode = _ENCODER.encode
+    converted = []
+    for raw in packed:
+        old = OCCURRENCES_V3_DECODER.decode(raw)
+        stamps = old.stamps
+        converted.append(
+            encode(
+                Occurrences(
+                    old.contents,
+                    list(map(_HLC, stamps)),
+                    list(map(index.__getitem__, map(_ORIGIN, stamps))),
+                    list(map(_SEQ, stamps)),
+                )
+            )
+        )
+    return converted
+
+
+def _restored(state: _SnapshotV3) -> GraphState:
     origins = state.origins
     columns = state.stamps
     hlc, origin, seq = (
@@ -329,9 +400,12 @@ def _restored(state: _Snapshot) -> GraphState:
         origin_of: Iterator[str] = repeat(origins[origin[0]])
     else:
         origin_of = map(origins.__getitem__, origin)
-    # (Sharing equal clock ints here, as the fold does for a transaction's events, would keep
-    # a stamp a third smaller, but costs a hash per stamp: 3-4 times this line's time.)
-    table = [ZERO, *map(FoldStamp, hlc, origin_of, seq)]
+    # Equal clock readings share one int, as the fold shares a transaction's: a transaction's
+    # events have one reading, so an import's 150,000 stamps hold ~100 distinct clocks, and a
+    # 32-byte int per stamp was a tenth of a restored graph. A hash per stamp, in C.
+    clocks: dict[int, int] = {}
+    table = [ZERO, *map(FoldStamp, map(clocks.setdefault, hlc, hlc), origin_of, seq)]
+    del clocks
     relations, by_key = _restore_relations(state, table)
     return GraphState(
         position=state.position,
@@ -344,12 +418,13 @@ def _restored(state: _Snapshot) -> GraphState:
         relations_unsorted=state.relations_unsorted,
         visible=state.visible,
         origins=dict(zip(origins, origins, strict=True)),
+        packed_origins=origins,
         decay_runs={table[at]: run for at, run in state.decay_runs},
     )
 
 
 def _restore_entities(
-    state: _Snapshot, table: list[FoldStamp], relations: tuple[RelationRecord, ...]
+    state: _SnapshotV3, table: list[FoldStamp], relations: tuple[RelationRecord, ...]
 ) -> dict[str, EntityRecord]:
     names = state.names
     n = len(names)
@@ -404,7 +479,7 @@ def _restore_entities(
 
 
 def _restore_relations(
-    state: _Snapshot, table: list[FoldStamp]
+    state: _SnapshotV3, table: list[FoldStamp]
 ) -> tuple[tuple[RelationRecord, ...], dict[RelationKey, RelationRecord]]:
     names = state.names
     n = len(names)

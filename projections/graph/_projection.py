@@ -86,14 +86,16 @@ class GraphProjection(GraphReads):
     name: ClassVar[str] = "graph"
     # Bump on any change to what a log folds to, to the records or to _Snapshot: a checkpoint
     # of another version is never taken for a current one.
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
     # Earlier versions whose snapshots from_snapshot still reads (the fold changed, the layout
     # did not): after an upgrade, a served process answers from one while it refolds the log
     # in the background (see actors.checkpointer). A layout change drops them.
     # Version 2 is not readable: its layout lacks the entity attribute column (its decoder
     # refuses such a snapshot), and its fold dropped attribute writes a version 3 fold keeps,
     # so a version 2 snapshot cannot stand for one; the log is refolded instead.
-    readable_versions: ClassVar[frozenset[int]] = frozenset()
+    # Version 3 is: its layout differs from 4's only in how packed occurrences hold their
+    # stamps' origins (strings, not indexes), which from_snapshot converts; its fold is 4's.
+    readable_versions: ClassVar[frozenset[int]] = frozenset({3})
 
     def __init__(self, state: GraphState | None = None) -> None:
         """An empty projection, or one holding `state` (a restored snapshot's)."""

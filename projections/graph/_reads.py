@@ -15,6 +15,7 @@ from projections.graph._records import (
     OCCURRENCES_DECODER,
     PLAIN,
     EntityRecord,
+    FoldStamp,
     GraphState,
     RelationKey,
     RelationRecord,
@@ -83,7 +84,9 @@ class GraphReads:
         """Move the entity's packed occurrences into `occ`, before those added since."""
         assert entity.packed is not None
         packed = OCCURRENCES_DECODER.decode(entity.packed)
-        occ = dict(zip(packed.stamps, packed.contents, strict=True))
+        origins = map(self._state.packed_origins.__getitem__, packed.origins)
+        stamps = map(FoldStamp, packed.hlcs, origins, packed.seqs)
+        occ = dict(zip(stamps, packed.contents, strict=True))
         if entity.occ:
             occ.update(entity.occ)
         entity.occ = occ

@@ -169,8 +169,20 @@ def add_edge(holder: EntityRecord | PackedEdges, relation: RelationRecord) -> No
 
 
 class Occurrences(msgspec.Struct, gc=False, array_like=True):
-    """One entity's stored occurrences in `occ` order: encoded, and decoded, in one call each
-    (a column of `FoldStamp`s costs a few bytes more than origin indexes, far less time)."""
+    """One entity's stored occurrences in `occ` order, encoded and decoded in one call each:
+    the contents, then the stamps as columns. An origin is an index into
+    `GraphState.packed_origins`: the origin's string in every packed stamp was a fifth of a
+    restored graph's packed bytes (version 4; see OccurrencesV3)."""
+
+    contents: list[str]
+    hlcs: list[int]
+    origins: list[int]
+    seqs: list[int]
+
+
+class OccurrencesV3(msgspec.Struct, gc=False, array_like=True):
+    """Occurrences as graph version 3 packed them (each stamp whole, its origin's string
+    included): read only to convert a version 3 snapshot."""
 
     contents: list[str]
     stamps: list[FoldStamp]
@@ -183,6 +195,7 @@ class Contents(msgspec.Struct, gc=False, array_like=True):
 
 
 OCCURRENCES_DECODER = msgspec.msgpack.Decoder(Occurrences)
+OCCURRENCES_V3_DECODER = msgspec.msgpack.Decoder(OccurrencesV3)
 CONTENTS_DECODER = msgspec.msgpack.Decoder(Contents)
 
 # The base of a restored relation that the plain creation of its key made: reads build the
@@ -248,6 +261,9 @@ class GraphState:
     visible: int = 0
     # Every origin folded, each string once: stamps share it.
     origins: dict[str, str] = field(default_factory=dict)
+    # The origin table the `packed` occurrences' origin indexes point into: the sorted origins
+    # as of the last snapshot or restore (a snapshot renumbers the packed ones if it changed).
+    packed_origins: list[str] = field(default_factory=list)
     # Every decay run folded, by stamp (a grow-only set: each run is kept, as reads derive a
     # decayed value from the newest run at or after an element's reference time).
     decay_runs: dict[FoldStamp, DecayApplied] = field(default_factory=dict)

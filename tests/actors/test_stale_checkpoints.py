@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from structlog.testing import capture_logs
 
@@ -152,9 +153,9 @@ def test_a_checkpoint_of_a_version_this_one_cannot_read_is_ignored_even_by_a_ser
 
 def test_a_version_2_graph_checkpoint_is_refolded_even_by_a_server() -> None:
     # The real version 2 snapshot (tests/fixtures/snapshots), of a log of 40 other entities:
-    # version 3 does not read it (its layout lacks the attribute column), so a server refolds
-    # this log before answering rather than serving that model.
-    assert GraphProjection.version == 3
+    # versions 3 and 4 do not read it (its layout lacks the attribute column), so a server
+    # refolds this log before answering rather than serving that model.
+    assert GraphProjection.version == 4
     assert 2 not in GraphProjection.readable_versions
     event_log = InMemoryEventLog(node_id="n1")
     writer = Writer(event_log, checkpoint_every=None)
@@ -218,3 +219,58 @@ def test_a_stale_conflict_view_is_served_while_the_rebuild_replaces_it(
                 writer.stop()
         assert [e["reason"] for e in events_of(logs, "rebuild_started")] == ["stale_checkpoint"]
         assert {e.version for e in inner.checkpoints.entries("conflicts")} == {old + 1}
+
+
+def _as_version_3(snapshot: bytes) -> bytes:
+    """A version 4 graph snapshot in version 3's layout, as the code before issue 21 wrote it
+    (tests/fixtures/snapshots/graph-v3-*.msgpack are such snapshots, written by that code):
+    no `layout` field, and each stamp of the packed occurrences whole, its origin's string in
+    place of its index."""
+    fields = msgspec.msgpack.decode(snapshot)
+    assert fields.pop() == 4  # the layout
+    origins = fields[7]
+    packed = fields[18]
+    for i, raw in enumerate(packed):
+        contents, hlcs, at, seqs = msgspec.msgpack.decode(raw)
+        stamps = [[hlc, origins[o], seq] for hlc, o, seq in zip(hlcs, at, seqs, strict=True)]
+        packed[i] = msgspec.msgpack.encode([contents, stamps])
+    return msgspec.msgpack.encode(fields)
+
+
+def test_a_version_3_checkpoint_serves_a_server_until_its_rebuild_saves_version_4(
+    data_dir: Path,
+) -> None:
+    # An upgrade from the code before issue 21: its checkpoints are read (their packed
+    # occurrences converted), answer as the log's fold does, and are replaced by version 4's.
+    assert (GraphProjection.version, GraphProjection.readable_versions) == (4, frozenset({3}))
+    with LmdbEventLog.open(data_dir) as inner:
+        writer = Writer(inner, checkpoint_every=None)
+        try:
+            write_some(writer, "Ann", "Bob")
+        finally:
+            writer.stop()
+        last = inner.last_position()
+        graph = GraphProjection()
+        graph.apply_all(inner.read_from(1))
+        inner.checkpoints.save(Checkpoint("graph", 3, last, _as_version_3(graph.to_snapshot())))
+        assert [e.version for e in inner.checkpoints.entries("graph")] == [3]
+
+        with capture_logs() as logs:
+            writer = Writer(inner, serve_stale=True)
+            try:
+                assert writer.ask(lambda g: g.snapshot()) == folded(inner)
+                assert writer.ask(lambda g: g.observations("Ann")) == graph.observations("Ann")
+                writer.rebuild().wait(WAIT)
+            finally:
+                writer.stop()
+        assert events_of(logs, "checkpoint_stale")
+        assert {e.version for e in inner.checkpoints.entries("graph")} == {4}
+        answered, logs = first_answer(inner, serve_stale=True)
+        assert answered == folded(inner)
+        assert not events_of(logs, "checkpoint_stale")
+
+
+@pytest.mark.parametrize("stage", ["half", "full"])
+def test_the_version_3_stand_in_is_what_the_code_before_wrote_byte_for_byte(stage: str) -> None:
+    current = (SNAPSHOTS / f"graph-v4-{stage}.msgpack").read_bytes()
+    assert _as_version_3(current) == (SNAPSHOTS / f"graph-v3-{stage}.msgpack").read_bytes()

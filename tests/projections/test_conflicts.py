@@ -15,6 +15,8 @@ from eventstore.events import (
     ObservationDeleted,
     RelationCreated,
     RelationDeleted,
+    decode_envelope,
+    encode_envelope,
 )
 from projections.conflicts import Conflict, ConflictsProjection, ConflictWrite
 from tests.helpers import stamp
@@ -161,3 +163,44 @@ def test_any_order_and_any_repetition_give_the_same_conflicts(
         one_by_one.apply(envelope)
 
     assert one_by_one.conflicts() == in_order.conflicts()
+
+
+def _replayed(events: list[object], origin: str, hlc: int) -> list[Envelope]:
+    """One transaction's envelopes as a replay decodes them: every string its own copy."""
+    return [
+        decode_envelope(
+            encode_envelope(
+                Envelope(position=seq, origin=origin, origin_seq=seq, hlc=hlc, tx=1, event=event)  # type: ignore[arg-type]
+            )
+        )
+        for seq, event in enumerate(events, 1)
+    ]
+
+
+def _held(conflicts: ConflictsProjection) -> tuple[set[int], set[int], set[int]]:
+    """The distinct objects holding the origins, the clocks and the entity names."""
+    writes = list(conflicts._writes.items())
+    origins = {id(write.origin) for _, write in writes}  # type: ignore[union-attr]
+    clocks = {id(write.hlc) for _, write in writes}  # type: ignore[union-attr]
+    names = {id(key[1]) for key, _ in writes}
+    return origins, clocks, names
+
+
+def test_a_fold_and_a_restore_hold_each_origin_clock_and_entity_run_once() -> None:
+    # Every element of the log keeps a write: an origin, a clock and an entity name copied
+    # into each (every decoded envelope brings its own) was most of the model's memory.
+    origin = "node-" + "x" * 40
+    log = _replayed(
+        [
+            EntityCreated(name="alice-" + "a" * 40, entity_type="person"),
+            *(ObservationAdded(entity="alice-" + "a" * 40, content=f"fact {i}") for i in range(5)),
+        ],
+        origin,
+        hlc=(1_700_000_000_000 << 16) + 3,
+    )
+    folded_ = folded(log)
+    restored = ConflictsProjection.from_snapshot(folded_.to_snapshot())
+    for conflicts in (folded_, restored):
+        origins, clocks, names = _held(conflicts)
+        assert (len(origins), len(clocks), len(names)) == (1, 1, 1)
+    assert restored.to_snapshot() == folded_.to_snapshot()

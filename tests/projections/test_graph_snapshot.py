@@ -298,6 +298,7 @@ _FIELDS = [
     "updates",
     "entity_attrs",
     "decay_runs",
+    "layout",
 ]
 
 

@@ -305,3 +305,19 @@ def test_entities_created_during_a_warm_up_are_placed_in_creation_order() -> Non
 
     listed = substring_scan(graph, "person")
     assert search.search(graph, "person") == listed == ["Bob", "日本", "alice"]
+
+
+@given(
+    st.lists(
+        st.sampled_from(["tea", "teatea", "coffee", "", "te", "a tea"]), min_size=1, max_size=9
+    ),
+    st.sampled_from(["tea", "te", "a", "coffee", "ea"]),
+)
+def test_a_segment_lists_each_text_holding_the_needle_once_in_order(
+    texts: list[str], needle: str
+) -> None:
+    # Hits in adjacent texts, texts skipped between hits, several hits in one text.
+    names = [f"n{i}" for i in range(len(texts))]
+    segment = _Segment(0, names, list(texts))
+    expected = [name for name, text in zip(names, texts, strict=True) if needle in text]
+    assert segment.matches(needle) == expected

@@ -6,10 +6,13 @@ log, once halfway and once at its end. Folding the same log must give the same b
 restoring the stored bytes must give a model that answers, folds on and snapshots again as
 the fold does. Regenerate them only with a projection version bump.
 
-The graph's are version 3 (the graph attributes of issue 14), of the seeded log with some
-events carrying those attributes (`attributed_log`); graph-v2-*.msgpack are the version 2
-snapshots of the plain seeded log, kept to show that this version refuses them (its layout
-lacks the attribute column), so that they are refolded rather than taken for its own.
+The graph's are version 4 (packed occurrences index their origins, issue 21), of the seeded
+log with some events carrying the graph attributes (`attributed_log`); graph-v3-*.msgpack are
+the version 3 snapshots of the same log (written by the code before issue 21), kept to show
+that this version still restores them (converting their packed occurrences) to the model it
+folds; graph-v2-*.msgpack are the version 2 snapshots of the plain seeded log, kept to show
+that this version refuses them (its layout lacks the attribute column), so that they are
+refolded rather than taken for its own.
 """
 
 from __future__ import annotations
@@ -196,7 +199,7 @@ def write_fixtures() -> None:
             (FIXTURES / f"{name}-{stage}.msgpack").write_bytes(data)
     log = attributed_log()
     for stage, envelopes in (("half", log[:HALF]), ("full", log)):
-        (FIXTURES / f"graph-v3-{stage}.msgpack").write_bytes(_graph_snapshot(envelopes))
+        (FIXTURES / f"graph-v4-{stage}.msgpack").write_bytes(_graph_snapshot(envelopes))
 
 
 def test_folding_the_seeded_log_gives_the_stored_snapshot_bytes() -> None:
@@ -206,7 +209,7 @@ def test_folding_the_seeded_log_gives_the_stored_snapshot_bytes() -> None:
             assert data == _fixture(name, stage), f"{name} snapshot at {stage} changed"
     log = attributed_log()
     for stage, envelopes in (("half", log[:HALF]), ("full", log)):
-        assert _graph_snapshot(envelopes) == _fixture("graph-v3", stage), f"graph at {stage}"
+        assert _graph_snapshot(envelopes) == _fixture("graph-v4", stage), f"graph at {stage}"
 
 
 def _attributes(graph: GraphProjection) -> list[object]:
@@ -221,7 +224,7 @@ def test_a_stored_graph_snapshot_restores_to_the_fold_and_encodes_to_the_same_by
     log = attributed_log()
     folded = GraphProjection()
     folded.apply_all(log)
-    stored = _fixture("graph-v3", "full")
+    stored = _fixture("graph-v4", "full")
     restored = GraphProjection.from_snapshot(stored)
     # Before any read: a read may re-sort the listings, which a snapshot records.
     assert restored.to_snapshot() == stored
@@ -241,17 +244,37 @@ def test_a_stored_half_way_snapshot_folds_on_to_the_stored_end() -> None:
         model.apply_all(log[HALF:])
     assert schemas.to_snapshot() == _fixture("schemas", "full")
     assert conflicts.to_snapshot() == _fixture("conflicts", "full")
-    graph = GraphProjection.from_snapshot(_fixture("graph-v3", "half"))
+    graph = GraphProjection.from_snapshot(_fixture("graph-v4", "half"))
     graph.apply_all(attributed_log()[HALF:])
-    assert graph.to_snapshot() == _fixture("graph-v3", "full")
+    assert graph.to_snapshot() == _fixture("graph-v4", "full")
+
+
+def test_a_version_3_graph_snapshot_restores_to_the_fold_and_encodes_as_version_4() -> None:
+    # A checkpoint written before the packed occurrences indexed their origins (main's code
+    # before issue 21): read as the upgrade path reads it, it is the model this version folds.
+    assert GraphProjection.version == 4
+    assert 3 in GraphProjection.readable_versions
+    log = attributed_log()
+    folded = GraphProjection()
+    folded.apply_all(log)
+    restored = GraphProjection.from_snapshot(_fixture("graph-v3", "full"))
+    assert restored.to_snapshot() == _fixture("graph-v4", "full")
+    assert restored.snapshot() == folded.snapshot()
+    assert _attributes(restored) == _attributes(folded)
+    # Writes that unpack the occurrences (a deletion of a content, a recreation) fold on as
+    # they do on the fold's own model.
+    half = GraphProjection.from_snapshot(_fixture("graph-v3", "half"))
+    half.apply_all(log[HALF:])
+    assert half.to_snapshot() == _fixture("graph-v4", "full")
+    assert half.snapshot() == folded.snapshot()
 
 
 @pytest.mark.parametrize("stage", ["half", "full"])
 def test_a_version_2_graph_snapshot_is_refused_so_that_the_log_is_refolded(stage: str) -> None:
     # Version 2's fold dropped attribute writes and its layout has no attribute column: its
-    # snapshots are not readable by version 3, and the decoder says so rather than restoring
-    # a model without attributes.
-    assert GraphProjection.version == 3
+    # snapshots are not readable by versions 3 and 4, and the decoder says so rather than
+    # restoring a model without attributes.
+    assert GraphProjection.version == 4
     assert 2 not in GraphProjection.readable_versions
     with pytest.raises(SnapshotError, match="not a graph snapshot"):
         GraphProjection.from_snapshot(_fixture("graph-v2", stage))
