@@ -17,9 +17,16 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from operator import itemgetter
+from typing import Any
 
-from projections.graph._codec import _ENCODER, _packed, _packed_ints, _Snapshot, _Stamps
+import numpy as np
+
+from projections.graph._codec import _ENCODER, _packed_ints, _Snapshot, _Stamps
+
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+_THIRD = itemgetter(2)
 
 
 @dataclass(frozen=True)
@@ -49,49 +56,45 @@ def plain_snapshot(graph: PlainGraph) -> bytes:
     n, m = len(graph.names), len(graph.relations)
     if not n:
         raise ValueError("a log of plain creations holds at least one entity")
-    origin = graph.origin
-    origins = sorted({"", origin})
-    counts = array("q", map(len, graph.observations))
+    origins = sorted({"", graph.origin})
+    entity_hlc = np.frombuffer(graph.entity_hlc, dtype=np.int64)
+    entity_seq = np.frombuffer(graph.entity_seq, dtype=np.int64)
+    counts = np.fromiter(map(len, graph.observations), dtype=np.int64, count=n)
     # The stamp table as the codec lays it out: each entity's creation, each entity's
     # watermark (its last occurrence, or its creation), each relation's creation, then the
-    # newest entity creation and the newest relation creation (0: the zero stamp).
-    hlc = array("q", chain(graph.entity_hlc, graph.entity_hlc, graph.relation_hlc))
-    seq = array("q", graph.entity_seq)
-    seq.extend(map(int.__add__, graph.entity_seq, counts))
-    seq.extend(graph.relation_seq)
-    hlc.append(graph.entity_hlc[-1])
-    seq.append(graph.entity_seq[-1])
-    relations_last = 0
+    # newest entity creation and the newest relation creation (none: the zero stamp, 0).
+    last_hlc, last_seq = [entity_hlc[-1:]], [entity_seq[-1:]]
     if m:
-        hlc.append(graph.relation_hlc[-1])
-        seq.append(graph.relation_seq[-1])
-        relations_last = len(hlc)
-    strings: dict[str, int] = {}
-    new = strings.setdefault
-    types = _packed_ints("I", [new(t, len(strings)) for t in graph.types])
-    relation_types = _packed_ints("I", [new(r[2], len(strings)) for r in graph.relations])
-    from_entities = array("I", [r[0] for r in graph.relations])
-    to_entities = array("I", [r[1] for r in graph.relations])
-    edge_counts, edges = _adjacency(n, from_entities, to_entities)
-    packed_at, packed = _occurrences(graph, origin)
+        last_hlc.append(np.frombuffer(graph.relation_hlc, dtype=np.int64)[-1:])
+        last_seq.append(np.frombuffer(graph.relation_seq, dtype=np.int64)[-1:])
+    hlc = np.concatenate([entity_hlc, entity_hlc, graph.relation_hlc, *last_hlc])
+    seq = np.concatenate([entity_seq, entity_seq + counts, graph.relation_seq, *last_seq])
+    # Types and relation types index one string table, in first-seen order.
+    strings = dict.fromkeys(graph.types)
+    strings.update(dict.fromkeys(map(_THIRD, graph.relations)))
+    index = {string: i for i, string in enumerate(strings)}.__getitem__
+    sources = np.fromiter(map(_FIRST, graph.relations), dtype=np.uint32, count=m)
+    targets = np.fromiter(map(_SECOND, graph.relations), dtype=np.uint32, count=m)
+    edge_counts, edges = _adjacency(n, sources, targets)
+    packed_at, packed = _occurrences(graph, graph.origin)
     return _ENCODER.encode(
         _Snapshot(
             position=graph.position,
             entities_last=2 * n + m + 1,
             entities_unsorted=False,
             alive=n,
-            relations_last=relations_last,
+            relations_last=2 * n + m + 2 if m else 0,
             relations_unsorted=False,
             visible=m,
             origins=origins,
             strings=list(strings),
             stamps=_Stamps(
-                _packed(hlc),
-                _packed_ints("I", repeat(origins.index(origin), len(hlc))),
-                _packed(seq),
+                _little(hlc, "<i8"),
+                _little(np.full(len(hlc), origins.index(graph.origin)), "<u4"),
+                _little(seq, "<i8"),
             ),
             names=list(graph.names),
-            types=types,
+            types=_packed_ints("I", map(index, graph.types)),
             type_stamps=[],
             dead=[],
             deleted=[],
@@ -101,9 +104,9 @@ def plain_snapshot(graph: PlainGraph) -> bytes:
             packed=packed,
             edge_counts=edge_counts,
             edges=edges,
-            from_entities=_packed(from_entities),
-            to_entities=_packed(to_entities),
-            relation_types=relation_types,
+            from_entities=_little(sources, "<u4"),
+            to_entities=_little(targets, "<u4"),
+            relation_types=_packed_ints("I", map(index, map(_THIRD, graph.relations))),
             hidden=[],
             bases=[],
             relation_deleted=[],
@@ -114,16 +117,23 @@ def plain_snapshot(graph: PlainGraph) -> bytes:
     )
 
 
-def _adjacency(n: int, sources: array[int], targets: array[int]) -> tuple[bytes, bytes]:
+def _little(values: np.ndarray[Any, Any], dtype: str) -> bytes:
+    """`values` as the codec's little-endian column of `dtype`."""
+    return values.astype(dtype, copy=False).tobytes()
+
+
+def _adjacency(
+    n: int, sources: np.ndarray[Any, Any], targets: np.ndarray[Any, Any]
+) -> tuple[bytes, bytes]:
     """Each entity's incident relations in creation order (a self-relation once), as the
-    codec's counts and concatenated indexes."""
-    incident: list[list[int]] = [[] for _ in range(n)]
-    for j, (src, dst) in enumerate(zip(sources, targets, strict=True)):
-        incident[src].append(j)
-        if dst != src:
-            incident[dst].append(j)
-    counts = _packed_ints("I", map(len, incident))
-    return counts, _packed_ints("I", chain.from_iterable(incident))
+    codec's counts and concatenated indexes: (entity, relation) pairs sorted by both."""
+    others = sources != targets
+    relation = np.arange(len(sources), dtype=np.uint32)
+    entities = np.concatenate([sources, targets[others]])
+    relations = np.concatenate([relation, relation[others]])
+    order = np.lexsort((relations, entities))
+    counts = np.bincount(entities, minlength=n)
+    return _little(counts, "<u4"), _little(relations[order], "<u4")
 
 
 def _occurrences(graph: PlainGraph, origin: str) -> tuple[bytes, list[bytes]]:
