@@ -23,6 +23,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, repeat
+from operator import itemgetter
 
 import structlog
 
@@ -36,11 +37,14 @@ __all__ = ["BulkImported", "PlainEntityInput", "bulk_import"]
 
 log = structlog.get_logger(__name__)
 
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+
 PlainEntityInput = tuple[str, str, Sequence[str]]
 """(name, entity type, observations in order, duplicates included)."""
 
-PlainRelationInput = tuple[str, str, str]
-"""(from, to, relation type), both endpoints among the entities imported."""
+PlainRelationInput = tuple[int, int, str]
+"""(from, to, relation type), the endpoints by their index among the entities imported."""
 
 
 @dataclass(frozen=True)
@@ -85,19 +89,19 @@ def bulk_import(
     checkpoint: bool = True,
 ) -> BulkImported:
     """Append the creations of `entities` (each name once) then `relations` (each key once,
-    both endpoints among `entities`) to an empty log, `batch_size` records a transaction,
-    then (with `checkpoint`) save the read models' checkpoints at the last position.
+    its endpoints indexes into `entities`) to an empty log, `batch_size` records a
+    transaction, then (with `checkpoint`) save the read models' checkpoints at the last
+    position.
 
     `progress` is told the records appended so far after every transaction. ValueError for
     a log that is not empty or inputs that are not plain creations; a StorageError from the
     log ends it as it ends any write (what was committed stays)."""
-    names = {entity[0]: i for i, entity in enumerate(entities)}
-    if len(names) != len(entities):
+    names = [entity[0] for entity in entities]
+    if len(set(names)) != len(names):
         raise ValueError("a bulk import creates each entity once")
-    try:
-        indexed = [(names[source], names[target], kind) for source, target, kind in relations]
-    except KeyError as missing:
-        raise ValueError(f"a bulk import's relations join its entities, not {missing}") from None
+    ends = [*map(_FIRST, relations), *map(_SECOND, relations)]
+    if ends and not 0 <= min(ends) <= max(ends) < len(names):
+        raise ValueError("a bulk import's relations join its entities, by their index")
     if len(set(relations)) != len(relations):
         raise ValueError("a bulk import creates each relation once")
     tell = progress or (lambda done: None)
@@ -114,7 +118,9 @@ def bulk_import(
             tell(done)
         for start in range(0, len(relations), size):
             chunk = relations[start : start + size]
-            placed = writer.commit([PlainRelation(*key) for key in chunk])
+            placed = writer.commit(
+                [PlainRelation(names[src], names[dst], kind) for src, dst, kind in chunk]
+            )
             relation_stamps.add(placed, range(len(chunk)), len(chunk))
             done += len(chunk)
             tell(done)
@@ -130,12 +136,12 @@ def bulk_import(
             PlainGraph(
                 position=writer.end,
                 origin=entity_stamps.origin,
-                names=list(names),
+                names=names,
                 types=[entity[1] for entity in entities],
                 observations=[entity[2] for entity in entities],
                 entity_hlc=entity_stamps.hlc,
                 entity_seq=entity_stamps.seq,
-                relations=indexed,
+                relations=relations,
                 relation_hlc=relation_stamps.hlc,
                 relation_seq=relation_stamps.seq,
             ),

@@ -11,6 +11,7 @@ edges with weights) goes to the importer.
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 
 from actors.bulk_import import PlainEntityInput, PlainRelationInput, bulk_import
 from eventstore.log import EventLog
@@ -18,6 +19,8 @@ from graphmem.memory_file import ParsedMemory, Problem, unique_in_order
 from graphmem.migration import IMPORT_CAUSE, ImportReport
 
 __all__ = ["import_into_empty"]
+
+_OBSERVATIONS = itemgetter(2)
 
 
 def import_into_empty(
@@ -39,14 +42,14 @@ def import_into_empty(
     entities: list[PlainEntityInput] = [
         (record.name, record.entity_type, record.observations) for record in parsed.entities
     ]
-    names = {record.name for record in parsed.entities}
+    index = {record.name: i for i, record in enumerate(parsed.entities)}.get
     relations: list[PlainRelationInput] = []
     for record in parsed.relations:
-        key = record.key
-        if key[0] in names and key[1] in names:
-            relations.append(key)
+        source, target = index(record.from_entity), index(record.to_entity)
+        if source is not None and target is not None:
+            relations.append((source, target, record.relation_type))
             continue
-        missing = [n for n in unique_in_order(key[:2]) if n not in names]
+        missing = [n for n in unique_in_order(record.key[:2]) if index(n) is None]
         shown = " and ".join(repr(n) for n in missing)
         report.problems.append(
             Problem(record.where, f"relation to missing entity {shown}; not imported", record.line)
@@ -66,6 +69,6 @@ def import_into_empty(
     if not done.complete:
         return None
     report.entities_created = done.entities
-    report.observations_added = sum(len(entity[2]) for entity in entities)
+    report.observations_added = sum(map(len, map(_OBSERVATIONS, entities)))
     report.relations_created = done.relations
     return report

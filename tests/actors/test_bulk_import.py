@@ -28,7 +28,7 @@ def test_a_bulk_import_appends_a_batch_per_transaction_and_checkpoints_at_the_en
     progress: list[int] = []
 
     done = bulk_import(
-        event_log, ENTITIES, [("a", "c", "knows")], batch_size=2, progress=progress.append
+        event_log, ENTITIES, [(0, 2, "knows")], batch_size=2, progress=progress.append
     )
 
     assert done.complete
@@ -70,14 +70,15 @@ def test_a_bulk_import_stops_without_a_checkpoint_when_another_writer_appends_me
     ("entities", "relations", "reason"),
     [
         ([*ENTITIES, ("a", "t", [])], [], "each entity once"),
-        (ENTITIES, [("a", "nobody", "knows")], "not 'nobody'"),
-        (ENTITIES, [("a", "b", "r"), ("a", "b", "r")], "each relation once"),
+        (ENTITIES, [(0, 3, "knows")], "by their index"),
+        (ENTITIES, [(-1, 0, "knows")], "by their index"),
+        (ENTITIES, [(0, 1, "r"), (0, 1, "r")], "each relation once"),
     ],
 )
 def test_a_bulk_import_refuses_what_is_not_plain_creations_before_appending(
     event_log: LmdbEventLog,
     entities: list[tuple[str, str, list[str]]],
-    relations: list[tuple[str, str, str]],
+    relations: list[tuple[int, int, str]],
     reason: str,
 ) -> None:
     with pytest.raises(ValueError, match=reason):
