@@ -15,10 +15,11 @@ import pytest
 pytestmark = pytest.mark.slow
 
 TIMEOUT = 120
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(data_dir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "GRAPHMEM_LOG_LEVEL": "INFO"}
+def run(data_dir: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "GRAPHMEM_LOG_LEVEL": "INFO", **extra}
     env.pop("GRAPHMEM_DIR", None)
     argv = [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), *args]
     return subprocess.run(argv, capture_output=True, env=env, timeout=TIMEOUT, check=False)
@@ -107,3 +108,28 @@ def test_an_import_into_a_store_that_holds_a_graph_adds_only_what_it_lacks(
         '{"type":"entity","name":"bob","entityType":"person","observations":[]}',
         '{"type":"relation","from":"bob","to":"ada","relationType":"knows"}',
     ]
+
+
+def test_an_import_into_an_empty_store_with_a_hook_runs_its_commands_through_the_hook(
+    tmp_path: Path,
+) -> None:
+    source = write_lines(tmp_path / "memory.jsonl", entity("Forbidden", "x"), entity("ada"))
+    hooks = tmp_path / "hooks.jsonl"
+
+    imported = run(
+        tmp_path / "data",
+        "import",
+        str(source),
+        "--batch-size",
+        "1",
+        GRAPHMEM_HOOKS="tests.e2e.sample_hooks:policy",
+        GRAPHMEM_TEST_HOOK_LOG=str(hooks),
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    )
+
+    assert imported.returncode == 0, imported.stderr.decode()
+    summary = imported.stdout.decode()
+    assert "entities:     1 created, 0 already present" in summary
+    assert "Forbidden is a reserved name" in summary  # the before-hook refused its batch
+    # The after-hook saw the one committed creation, ada's, at the log's first position.
+    assert [json.loads(line)["positions"] for line in hooks.read_text().splitlines()] == [[1]]
