@@ -252,7 +252,7 @@ class Cause(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=T
 
 
 # Short wire names: the envelope repeats on every stored event, so its keys are kept small.
-_ENVELOPE_WIRE_NAMES = {
+ENVELOPE_WIRE_NAMES = {
     "position": "p",
     "origin": "o",
     "origin_seq": "s",
@@ -269,7 +269,7 @@ class Envelope(
     kw_only=True,
     gc=False,
     omit_defaults=True,
-    rename=_ENVELOPE_WIRE_NAMES,
+    rename=ENVELOPE_WIRE_NAMES,
 ):
     """An event as stored: the fact plus where it sits in the log and who wrote it when.
 

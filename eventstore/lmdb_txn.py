@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import zlib
 from collections.abc import Iterator, Sequence
+from itertools import repeat
 from typing import cast
 
 import lmdb
@@ -15,6 +16,7 @@ from eventstore.events import AnyEvent, Cause, Envelope, encode_envelope
 from eventstore.hlc import HybridLogicalClock
 from eventstore.lmdb_env import SharedEnv
 from eventstore.log import LogError, RemoteAppend
+from eventstore.plain_events import PlainAppend, PlainEvent, PlainRecord, encode_plain
 from eventstore.records import decode_records
 
 # Reads go in chunks, each in a read transaction of its own, so that no transaction stays open
@@ -127,6 +129,41 @@ class LmdbLogTransaction:
         self.appended += len(stamped)
         return stamped
 
+    def append_plain(self, events: Sequence[PlainEvent], cause: Cause | None = None) -> PlainAppend:
+        self._require_open()
+        origin, tx, first = self._node_id, self._last_seq + 1, self._position + 1
+        if not events:
+            return PlainAppend(first, tx, self._hlc, origin)
+        self._hlc = hlc = self._clock.tick(self._hlc)
+        count = len(events)
+        # Positional records that encode as their envelopes would (eventstore.plain_events).
+        records = list(
+            map(
+                PlainRecord,
+                range(first, first + count),
+                repeat(origin),
+                range(tx, tx + count),
+                repeat(hlc),
+                repeat(tx),
+                events,
+            )
+        )
+        records[0].cause = cause
+        u64, prefix = keys.u64, self._origin_prefix
+        try:
+            self._put_records(
+                list(map(u64, range(first, first + count))),
+                list(map(encode_plain, records)),
+                [prefix + u64(seq) for seq in range(tx, tx + count)],
+            )
+        except lmdb.MapFullError:
+            self.map_full = True  # remembered in case fn swallows the error
+            raise
+        self._position += count
+        self._last_seq += count
+        self.appended += count
+        return PlainAppend(first, tx, hlc, origin)
+
     def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:
         self._require_open()
         stored: list[Envelope] = []
@@ -177,26 +214,31 @@ class LmdbLogTransaction:
 
     def _put_all(self, stamped: list[Envelope]) -> None:
         u64, prefix = keys.u64, self._origin_prefix
-        positions = [u64(envelope.position) for envelope in stamped]
-        records = [encode_envelope(envelope) for envelope in stamped]
-        origins = [prefix + u64(envelope.origin_seq) for envelope in stamped]
+        self._put_records(
+            [u64(envelope.position) for envelope in stamped],
+            [encode_envelope(envelope) for envelope in stamped],
+            [prefix + u64(envelope.origin_seq) for envelope in stamped],
+        )
+
+    def _put_records(
+        self, positions: list[bytes], records: list[bytes], origins: list[bytes]
+    ) -> None:
+        """Put consecutive records of this node and their origins-index entries."""
         # One putmulti per table: the loop runs in C (half the time of a put() per key on a
         # bulk import). Like put(), it skips an out-of-order or duplicate key rather than
         # raising, and counts what it added.
         _, added = self._txn.cursor(self._shared.log_db).putmulti(
             zip(positions, records, strict=True), append=True
         )
-        if added != len(stamped):
-            raise LogError(f"log position {stamped[0].position} is not past the log's end")
+        if added != len(records):
+            first = keys.from_u64(positions[0])
+            raise LogError(f"log position {first} is not past the log's end")
         _, added = self._txn.cursor(self._shared.origins_db).putmulti(
             zip(origins, positions, strict=True), overwrite=False
         )
-        if added != len(stamped):
-            start, end = stamped[0], stamped[-1]
-            raise LogError(
-                f"one of {start.origin}#{start.origin_seq} to #{end.origin_seq} was already "
-                "appended"
-            )
+        if added != len(records):
+            start, end = keys.seq_of_origin_key(origins[0]), keys.seq_of_origin_key(origins[-1])
+            raise LogError(f"one of {self._node_id}#{start} to #{end} was already appended")
 
     def finish(self) -> None:
         """Store the clock and the sequence counter: once per transaction is enough."""

@@ -8,6 +8,7 @@ from typing import NamedTuple, Protocol, TypeVar
 
 from eventstore.events import AnyEvent, Cause, Envelope
 from eventstore.hlc import HybridLogicalClock
+from eventstore.plain_events import PlainAppend, PlainEvent
 from eventstore.retention import Retention
 
 T = TypeVar("T")
@@ -179,6 +180,13 @@ class LogTransaction(Protocol):
 
     def append(self, events: Sequence[AnyEvent], cause: Cause | None = None) -> list[Envelope]:
         """Stamp one command's events (one clock tick, one tx id) and stage them."""
+        ...
+
+    def append_plain(self, events: Sequence[PlainEvent], cause: Cause | None = None) -> PlainAppend:
+        """`append` for plain creations (a bulk import's events), encoded without building
+        an Envelope each: the log then holds exactly what `append` of the events they stand
+        for would have stored (eventstore.plain_events). Says where they went rather than
+        returning the envelopes."""
         ...
 
     def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:

@@ -27,6 +27,7 @@ from eventstore.log import (
     LogTransaction,
     RemoteAppend,
 )
+from eventstore.plain_events import PlainAppend, PlainEvent, as_event
 
 T = TypeVar("T")
 
@@ -92,6 +93,11 @@ class InMemoryLogTransaction:
         self._next_seq += len(stamped)
         self._staged.extend(stamped)
         return stamped
+
+    def append_plain(self, events: Sequence[PlainEvent], cause: Cause | None = None) -> PlainAppend:
+        first, tx = self.last_position() + 1, self._next_seq
+        self.append([as_event(plain) for plain in events], cause)
+        return PlainAppend(first, tx, self.hlc, self.node_id)
 
     def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:
         self._require_open()

@@ -315,6 +315,17 @@ def start_cypher(app: App, *, warm: bool) -> App:
     return replace(app, cypher=service)
 
 
+def open_event_log(settings: Settings) -> LmdbEventLog:
+    """The data dir's log as the settings say to write it."""
+    # LmdbEventLog.open creates the data dir, and says so when the file system refuses.
+    return LmdbEventLog.open(
+        settings.data_dir,
+        durability=settings.durability,
+        node_id=settings.node_id,
+        clock=settings.hybrid_clock(),
+    )
+
+
 @contextmanager
 def running(
     settings: Settings,
@@ -328,13 +339,7 @@ def running(
 ) -> Iterator[App]:
     """Open the data dir and run the actors for the duration of the block (see start_actors);
     with `embed` (a server), the graph family's embedding service too."""
-    # LmdbEventLog.open creates the data dir, and says so when the file system refuses.
-    event_log = LmdbEventLog.open(
-        settings.data_dir,
-        durability=settings.durability,
-        node_id=settings.node_id,
-        clock=settings.hybrid_clock(),
-    )
+    event_log = open_event_log(settings)
     stopped = True  # whether the writer has stopped: only then is the log closed
     try:
         app = start_actors(

@@ -65,6 +65,7 @@ __all__ = [
     "MemoryFileError",
     "ParsedMemory",
     "Problem",
+    "Progress",
     "export_jsonl",
     "export_memorymesh",
     "import_memory",

@@ -8,24 +8,29 @@ import gc
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from importlib.metadata import entry_points
 
 from tqdm import tqdm  # type: ignore[import-untyped]
 
-from graphmem.app import running
+from graphmem.app import open_event_log, running
 from graphmem.cli.arguments import Point, parse_point, positive
 from graphmem.cli.command import CliError, Subparsers
 from graphmem.cli.replay import export_as_of
 from graphmem.config import Settings
 from graphmem.faults import FAULTS, explain
+from graphmem.hook_loader import ENTRY_POINT_GROUP
 from graphmem.migration import (
     ImportReport,
     MemoryFileError,
+    ParsedMemory,
+    Progress,
     export_jsonl,
     export_memorymesh,
     import_memory,
     read_memory_file,
     write_atomic,
 )
+from graphmem.plain_import import import_into_empty
 from projections.graph import GraphProjection
 
 __all__ = ["SHOWN_PROBLEMS", "add_parsers"]
@@ -123,36 +128,24 @@ def _import_file(args: argparse.Namespace, settings: Settings) -> int:
         settings = replace(settings, checkpoint_every=sys.maxsize)
     done = 0
     try:
-        with (
-            running(settings, load_schemas=False, bulk_load=True) as app,
-            tqdm(
-                total=len(parsed.entities) + len(parsed.relations),
-                file=sys.stderr,
-                unit="record",
-                desc="importing",
-                dynamic_ncols=True,
-            ) as bar,
-        ):
+        with tqdm(
+            total=len(parsed.entities) + len(parsed.relations),
+            file=sys.stderr,
+            unit="record",
+            desc="importing",
+            dynamic_ncols=True,
+        ) as bar:
 
             def progress(records: int, total: int) -> None:
                 nonlocal done
                 done = records
                 bar.update(records - bar.n)
+                if records == total and settings.checkpoint_every:
+                    bar.set_description("saving a checkpoint")
 
-            report = import_memory(app.graph, parsed, batch_size=args.batch_size, progress=progress)
-            if settings.checkpoint_every:
-                # The one checkpoint, saved here rather than by the stop: a stop gives a save
-                # 10 s and skips a longer one (a million entities take longer), which would
-                # leave the next start to fold the whole import from the log.
-                bar.set_description("saving a checkpoint")
-                try:
-                    app.graph.save_checkpoint_blocking(CHECKPOINT_TIMEOUT)
-                except TimeoutError:
-                    bar.write(
-                        f"The checkpoint was not saved within {CHECKPOINT_TIMEOUT:.0f} s; "
-                        "everything is imported, and the next start reads it from the log "
-                        "(more slowly)."
-                    )
+            report = _import_into_empty(settings, parsed, args.batch_size, progress)
+            if report is None:
+                report = _import_folding(settings, parsed, args.batch_size, progress, bar)
     except FAULTS as fault:
         # What was committed before stays; the import is idempotent, so running it again
         # once the fault is fixed adds exactly what is missing.
@@ -162,6 +155,46 @@ def _import_file(args: argparse.Namespace, settings: Settings) -> int:
         ) from None
     _print_report(report, file, settings)
     return 0
+
+
+def _import_into_empty(
+    settings: Settings, parsed: ParsedMemory, batch_size: int, progress: Progress
+) -> ImportReport | None:
+    """The bulk path (graphmem.plain_import) when the store is empty and no hook is to see
+    the import's commands; None otherwise, for the folding path."""
+    if settings.hooks or entry_points(group=ENTRY_POINT_GROUP):
+        return None  # hooks see commands: only the graph writer runs them
+    event_log = open_event_log(settings)
+    try:
+        if event_log.last_position():
+            return None
+        checkpoint = bool(settings.checkpoint_every)
+        return import_into_empty(
+            event_log, parsed, batch_size=batch_size, progress=progress, checkpoint=checkpoint
+        )
+    finally:
+        event_log.close()
+
+
+def _import_folding(
+    settings: Settings, parsed: ParsedMemory, batch_size: int, progress: Progress, bar: tqdm
+) -> ImportReport:
+    """The import through the graph writer: each batch a command, decided and folded."""
+    with running(settings, load_schemas=False, bulk_load=True) as app:
+        report = import_memory(app.graph, parsed, batch_size=batch_size, progress=progress)
+        if settings.checkpoint_every:
+            # The one checkpoint, saved here rather than by the stop: a stop gives a save
+            # 10 s and skips a longer one (a million entities take longer), which would
+            # leave the next start to fold the whole import from the log.
+            try:
+                app.graph.save_checkpoint_blocking(CHECKPOINT_TIMEOUT)
+            except TimeoutError:
+                bar.write(
+                    f"The checkpoint was not saved within {CHECKPOINT_TIMEOUT:.0f} s; "
+                    "everything is imported, and the next start reads it from the log "
+                    "(more slowly)."
+                )
+    return report
 
 
 def _print_report(report: ImportReport, file: str, settings: Settings) -> None:

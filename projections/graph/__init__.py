@@ -7,12 +7,14 @@ The public face of a package of private modules, each with one role:
 - `_projection`: `GraphProjection`, which folds envelopes into its GraphState (the rules are
   in its docstring);
 - `_reads`: its read methods over the records;
-- `_codec`: the snapshot format, a GraphState to columnar msgpack and back.
+- `_codec`: the snapshot format, a GraphState to columnar msgpack and back;
+- `_plain`: the snapshot of a log of plain creations (a bulk import's), built without a fold.
 
 Nothing outside the package imports a private module.
 """
 
 from projections.graph._codec import SnapshotError, decode_snapshot, encode_snapshot
+from projections.graph._plain import PlainGraph, plain_snapshot
 from projections.graph._projection import GraphProjection
 from projections.graph._reads import FoldFollower
 from projections.graph._records import GraphState, RelationKey
@@ -31,10 +33,12 @@ __all__ = [
     "GraphProjection",
     "GraphSnapshot",
     "GraphState",
+    "PlainGraph",
     "RelationDetails",
     "RelationKey",
     "RelationView",
     "SnapshotError",
     "decode_snapshot",
     "encode_snapshot",
+    "plain_snapshot",
 ]

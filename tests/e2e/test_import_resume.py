@@ -1,5 +1,7 @@
 """`graphmem import` killed halfway (SIGKILL, no chance to clean up) and run again: the second
-run imports exactly the rest, and the graph is the one a clean import gives."""
+run imports exactly the rest, and the graph is the one a clean import gives. Into an empty
+store the killed run takes the bulk path (graphmem.plain_import); into one that holds a graph
+already, the graph writer's commands."""
 
 from __future__ import annotations
 
@@ -111,16 +113,27 @@ def counts(summary: str, what: str) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
+def prefill(data_dir: Path, tmp_path: Path) -> None:
+    """A store that holds a graph already: one entity the memory file lacks."""
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"type":"entity","name":"elsewhere","entityType":"place","observations":[]}')
+    assert graphmem(data_dir, "import", str(other)).returncode == 0
+
+
+@pytest.mark.parametrize("prefilled", [False, True], ids=["empty-store", "store-with-a-graph"])
 @pytest.mark.parametrize(
     ("low", "high"),
     [(0.15, 0.45), (0.6, 0.95)],
     ids=["while-creating-entities", "while-creating-relations"],
 )
 def test_an_import_killed_halfway_then_run_again_gives_the_graph_of_a_clean_import(
-    tmp_path: Path, low: float, high: float
+    tmp_path: Path, low: float, high: float, prefilled: bool
 ) -> None:
     source = memory_file(tmp_path / "memory.jsonl")
     clean_dir, killed_dir = tmp_path / "clean", tmp_path / "killed"
+    if prefilled:
+        prefill(clean_dir, tmp_path)
+        prefill(killed_dir, tmp_path)
     clean = graphmem(clean_dir, "import", str(source))
     assert clean.returncode == 0, clean.stderr.decode()
 
@@ -142,7 +155,7 @@ def test_an_import_killed_halfway_then_run_again_gives_the_graph_of_a_clean_impo
     resumed_export = graphmem(killed_dir, "export")
     assert clean_export.returncode == resumed_export.returncode == 0
     assert resumed_export.stdout == clean_export.stdout
-    assert clean_export.stdout.count(b"\n") == 2 * ENTITIES - 1
+    assert clean_export.stdout.count(b"\n") == 2 * ENTITIES - 1 + prefilled
 
 
 def test_importing_a_resumed_import_again_changes_nothing(tmp_path: Path) -> None:
