@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from projections.graph._codec import _ENCODER, _packed_ints, _Snapshot, _Stamps
+from projections.graph._codec import _ENCODER, LAYOUT, _packed_ints, _Snapshot, _Stamps
+from projections.graph._records import Occurrences
 
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
@@ -76,7 +77,7 @@ def plain_snapshot(graph: PlainGraph) -> bytes:
     sources = np.fromiter(map(_FIRST, graph.relations), dtype=np.uint32, count=m)
     targets = np.fromiter(map(_SECOND, graph.relations), dtype=np.uint32, count=m)
     edge_counts, edges = _adjacency(n, sources, targets)
-    packed_at, packed = _occurrences(graph, graph.origin)
+    packed_at, packed = _occurrences(graph, origins.index(graph.origin))
     return _ENCODER.encode(
         _Snapshot(
             position=graph.position,
@@ -113,6 +114,7 @@ def plain_snapshot(graph: PlainGraph) -> bytes:
             updates=[],
             entity_attrs=[],
             decay_runs=[],
+            layout=LAYOUT,
         )
     )
 
@@ -136,9 +138,10 @@ def _adjacency(
     return _little(counts, "<u4"), _little(relations[order], "<u4")
 
 
-def _occurrences(graph: PlainGraph, origin: str) -> tuple[bytes, list[bytes]]:
+def _occurrences(graph: PlainGraph, origin: int) -> tuple[bytes, list[bytes]]:
     """The entities with observations, and each one's occurrences packed as the codec packs
-    them: (contents, stamps), a stamp being (hlc, origin, origin_seq)."""
+    them: an Occurrences whose stamps are columns, the origin an index into the snapshot's
+    origin table (`origin`, the one origin of a plain log)."""
     encode = _ENCODER.encode
     packed_at: list[int] = []
     packed: list[bytes] = []
@@ -146,7 +149,16 @@ def _occurrences(graph: PlainGraph, origin: str) -> tuple[bytes, list[bytes]]:
         zip(graph.observations, graph.entity_hlc, graph.entity_seq, strict=True)
     ):
         if contents:
-            stamps = [(hlc, origin, s) for s in range(created + 1, created + 1 + len(contents))]
+            count = len(contents)
             packed_at.append(i)
-            packed.append(encode((contents, stamps)))
+            packed.append(
+                encode(
+                    Occurrences(
+                        list(contents),
+                        [hlc] * count,
+                        [origin] * count,
+                        list(range(created + 1, created + 1 + count)),
+                    )
+                )
+            )
     return _packed_ints("I", packed_at), packed
