@@ -83,6 +83,8 @@ _INT64 = range(-(2**63), 2**63)
 _CONTROL_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTROL_SINGLE_LINE = re.compile(r"[\x00-\x1f\x7f]")
 _READ = 64 * 1024
+# How often a read waiting for the restore checks whether the server is taking over.
+_STOP_CHECK = 0.05
 
 _encode_json = msgspec.json.Encoder().encode
 _decode_json = msgspec.json.Decoder().decode
@@ -124,6 +126,7 @@ class EarlyReads:
     _stop_read: int = -1
     _stop_write: int = -1
     _thread: threading.Thread | None = None
+    _restorer: threading.Thread | None = None
     _stopping: threading.Event = field(default_factory=threading.Event)
     _restored: threading.Event = field(default_factory=threading.Event)
     _models: _Models | None = None
@@ -138,6 +141,15 @@ class EarlyReads:
 
     def start(self) -> None:
         self._stop_read, self._stop_write = os.pipe()
+        if self.reads:
+            # Its own thread, so that tools/list (sent right after initialize) is answered
+            # while the graph is restored, not after.
+            self._restorer = threading.Thread(
+                target=self._restore_models, name="graphmem-early-restore", daemon=True
+            )
+            self._restorer.start()
+        else:
+            self._restored.set()
         self._thread = threading.Thread(target=self._run, name="graphmem-early-reads", daemon=True)
         self._thread.start()
 
@@ -147,10 +159,15 @@ class EarlyReads:
         self._stopping.set()
         with contextlib.suppress(OSError):
             os.write(self._stop_write, b"x")
-        if self._thread is not None:
-            self._thread.join(timeout)
-            if self._thread.is_alive():
-                raise TimeoutError(f"an early answer was still being written after {timeout} s")
+        deadline = time.monotonic() + timeout
+        # The restorer too: the server opens the log next, and it is not shared mid-restore.
+        for thread in (self._thread, self._restorer):
+            if thread is not None:
+                thread.join(max(0.0, deadline - time.monotonic()))
+                if thread.is_alive():
+                    raise TimeoutError(
+                        f"the early {thread.name} thread still ran after {timeout} s"
+                    )
         for fd in (self._stop_read, self._stop_write):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -188,13 +205,25 @@ class EarlyReads:
 
     def _run(self) -> None:
         try:
-            try:
-                self._models = self._restore() if self.reads else None
-            finally:
-                self._restored.set()
             self._serve()
         except Exception as problem:  # the edge: the server answers whatever is left
             self.problem = f"{type(problem).__name__}: {problem}"
+
+    def _restore_models(self) -> None:
+        try:
+            self._models = self._restore()
+        except Exception as problem:  # the edge: the server answers the reads
+            self.problem = f"{type(problem).__name__}: {problem}"
+        finally:
+            self._restored.set()
+
+    def _models_restored(self) -> _Models | None:
+        """The restored models, once restoring is over (None: it gave up, or the server is
+        taking over meanwhile)."""
+        while not self._restored.wait(_STOP_CHECK):
+            if self._stopping.is_set():
+                return None
+        return self._models
 
     def wait_restored(self, timeout: float) -> bool:
         """Wait (at most `timeout`) until the graph is restored, or restoring gave up."""
@@ -290,8 +319,12 @@ class EarlyReads:
                     self._holding = True
                     break
                 held += line  # the SDK answers it too: its answer is compared, not written
-            elif self._models is not None and (call := self._call(message)) is not None:
-                self._write(self._answer(call))
+            elif self.reads and (call := self._call(message)) is not None:
+                models = self._models_restored()
+                if models is None:
+                    self._holding = True
+                    break
+                self._write(self._answer(call, models))
             else:
                 self._holding = True
                 break
@@ -363,12 +396,10 @@ class EarlyReads:
             )
         return True
 
-    def _answer(self, call: _Call) -> bytes:
+    def _answer(self, call: _Call, models: _Models) -> bytes:
         from graphmem.tools.memory_reads import graph_page, opened, searched  # noqa: PLC0415
 
         started = time.perf_counter()
-        models = self._models
-        assert models is not None
         arguments = call.arguments
         if call.tool == "search_nodes":
             value = searched(
