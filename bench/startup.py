@@ -37,7 +37,7 @@ from typing import Any
 
 from bench.dataset import unique_token, write_jsonl
 from bench.machine import load_average, machine_facts
-from bench.servers import Store, seed, start
+from bench.servers import Store, graphmem_source, seed, start
 from bench.workload import ABSENT
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -83,12 +83,18 @@ def _median(samples: list[dict[str, float]], key: str) -> float:
 
 
 def run_store(
-    n: int, jsonl: Path, root: Path, runs: int, progress: Callable[[str], None]
+    n: int,
+    jsonl: Path,
+    root: Path,
+    runs: int,
+    progress: Callable[[str], None],
+    src: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Every variant on its own copy of one graph of `n` entities, in each era."""
+    """Every variant on its own copy of one graph of `n` entities, in each era (graphmem run
+    from `src`, when given)."""
     rng = random.Random(n)
     stores = {
-        label: seed(server, jsonl, root / label, root / "seed.log")  # type: ignore[arg-type]
+        label: seed(server, jsonl, root / label, root / "seed.log", src)  # type: ignore[arg-type]
         for label, server, _ in VARIANTS
     }
     results = []
@@ -195,21 +201,29 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=50_000, help="entities in the larger store")
     parser.add_argument("--runs", type=int, default=9, help="spawns per server and store")
     parser.add_argument("--out", type=Path, default=RESULTS / "startup.json")
+    parser.add_argument(
+        "--graphmem-rev",
+        default=None,
+        help="run graphmem from this git revision or source dir (default: the work tree, "
+        "which must not change during the run)",
+    )
     args = parser.parse_args()
     load_before = load_average()
     with tempfile.TemporaryDirectory(prefix="graphmem-startup-") as tmp:
         root = Path(tmp)
+        src, source = graphmem_source(args.graphmem_rev, root)
         stores = []
         for n in (0, args.n):
             jsonl = root / f"graph-{n}.jsonl"
             write_jsonl(jsonl, n)
-            stores.extend(run_store(n, jsonl, root / f"n{n}", args.runs, print))
+            stores.extend(run_store(n, jsonl, root / f"n{n}", args.runs, print, src))
     results = {
         "runs": args.runs,
         "load_before": load_before,
         "load_after": load_average(),
         "machine": machine_facts(),
         "stores": stores,
+        "graphmem_source": source,
         "sequence": "initialize -> notifications/initialized -> tools/list -> tools/call",
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

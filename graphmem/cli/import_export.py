@@ -9,8 +9,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 
-from tqdm import tqdm  # type: ignore[import-untyped]
-
 from graphmem.app import running
 from graphmem.cli.arguments import Point, parse_point, positive
 from graphmem.cli.command import CliError, Subparsers
@@ -121,6 +119,8 @@ def _import_file(args: argparse.Namespace, settings: Settings) -> int:
         # One checkpoint when the import is done, none while it runs: a bulk load would
         # otherwise stop to snapshot an ever larger graph again and again.
         settings = replace(settings, checkpoint_every=sys.maxsize)
+    from tqdm import tqdm  # type: ignore[import-untyped]  # noqa: PLC0415 (only `import` needs it)
+
     done = 0
     try:
         with (
