@@ -13,8 +13,12 @@ only then imports the rest. The SDK still receives the same `initialize` line (i
 must be initialized), and its answer is compared with the one sent and not written again: a
 difference (a configuration this fingerprint missed) is logged and the kept answer replaced.
 
+The `tools/list` that hosts send next is answered the same way, from the SDK's answer kept
+beside this one (graphmem.early_tools_list names it; graphmem.early_reads writes it): every
+request answered early is a `KeptAnswer` owed by id, whose SDK answer is compared, not written.
+
 This module imports only the standard library and platformdirs: what it costs is paid before
-the answer. `GRAPHMEM_EARLY_HANDSHAKE=0` turns it off.
+the answer. `GRAPHMEM_EARLY_HANDSHAKE=0` turns it off (and the early tools/list with it).
 """
 
 from __future__ import annotations
