@@ -14,7 +14,6 @@ import anyio
 
 from graphmem.app import App
 from graphmem.early_handshake import Handshake
-from graphmem.metrics import ServiceMetrics
 from graphmem.notifier import Notifier
 from graphmem.server import MemoryServer, build_server
 from graphmem.wire.stdio_transport import fast_stdio_server
@@ -25,19 +24,26 @@ HTTP_PATH = "/mcp"
 
 
 @contextlib.contextmanager
-def serving(app: App) -> Iterator[tuple[Notifier, MemoryServer]]:
-    """The MCP server for `app`, with its notifier subscribed to the writer while serving.
+def serving(app: App, *, metrics: bool = True) -> Iterator[tuple[Notifier, MemoryServer]]:
+    """The MCP server for `app`, with its notifier subscribed to the writer while serving;
+    with `metrics`, the counters /metrics serves (the HTTP service: stdio has no /metrics).
 
     Every transport composes the server this way, and so do the in-memory tool tests
     (tests/tools), so what they test is what a client reaches."""
     notifier = Notifier(announce_tool_changes="schema" in app.settings.tools)
-    metrics = ServiceMetrics(app)
+    counters = None
+    if metrics:
+        # Here: prometheus_client costs a stdio server ~10 MB of RSS it would never serve.
+        from graphmem.metrics import ServiceMetrics  # noqa: PLC0415
+
+        counters = ServiceMetrics(app)
+        app.graph.subscribe(counters.on_published)
     app.graph.subscribe(notifier.on_published)
-    app.graph.subscribe(metrics.on_published)
     try:
-        yield notifier, build_server(app, notifier, metrics)
+        yield notifier, build_server(app, notifier, counters)
     finally:
-        app.graph.unsubscribe(metrics.on_published)
+        if counters is not None:
+            app.graph.unsubscribe(counters.on_published)
         app.graph.unsubscribe(notifier.on_published)
 
 
@@ -51,5 +57,5 @@ def serve_stdio(app: App, handshake: Handshake | None = None) -> None:
         async with fast_stdio_server(app.settings.max_line_bytes, handshake) as (read, write):
             await server.run(read, write, options)
 
-    with serving(app) as (notifier, server):
+    with serving(app, metrics=False) as (notifier, server):
         anyio.run(main, notifier, server)

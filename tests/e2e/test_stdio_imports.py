@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.e2e.support import server_params
 
-# Loaded only by `serve --http`, `doctor`, `import` and `rebuild`.
+# Loaded only by `serve --http` (its /metrics too), `doctor`, `import` and `rebuild`.
 HTTP_AND_COMMAND_ONLY = (
     "graphmem.http_transport",
     "graphmem.http_service",
@@ -24,6 +24,7 @@ HTTP_AND_COMMAND_ONLY = (
     "cryptography.x509",
     "uvicorn.protocols.http.h11_impl",
     "tqdm",
+    "prometheus_client",
 )
 
 # The real entry point, in a process that writes the modules it loaded when it ends.
