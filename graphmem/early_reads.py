@@ -47,12 +47,13 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from graphmem.kept_answer import KeptAnswer
+
 if TYPE_CHECKING:
     from typing_extensions import TypeIs  # no cost at run time: ~40 ms to import
 
     from actors.frozen_search import FrozenSearch
     from graphmem.config import Settings
-    from graphmem.early_handshake import KeptAnswer
     from projections.graph import GraphProjection
 
 __all__ = ["EarlyReads", "start_early_reads"]
@@ -334,7 +335,6 @@ class EarlyReads:
     def _list_tools(self, request_id: int | str, line: bytes) -> bool:
         """Write the kept answer to this tools/list line, if there is one (True); either way
         the SDK's answer to it is kept or compared, by id."""
-        from graphmem.early_handshake import KeptAnswer  # noqa: PLC0415 (already loaded)
         from graphmem.early_tools_list import tools_list_file  # noqa: PLC0415
 
         kept = KeptAnswer(
