@@ -85,6 +85,8 @@ def measure(
     root: Path,
     say: Callable[[str], None],
     env: dict[str, str] | None = None,
+    *,
+    fill: bool = True,
 ) -> dict[str, float]:
     """One server's figures (MiB) on an imported and an MCP-filled store of `n` entities."""
     work = root / label
@@ -98,6 +100,9 @@ def measure(
         figures["imported_after_writes"] = _mib(client)
     finally:
         client.close(timeout=60)
+    if not fill:
+        say(f"  {label}: {figures}")
+        return figures
     empty_jsonl = root / "empty.jsonl"
     empty_jsonl.write_text("")
     filled = seed(server, empty_jsonl, work / "filled", work / "seed.log", src)
@@ -148,6 +153,8 @@ def report(results: dict[str, Any]) -> str:
         "|---|" + "---|" * (len(labels) + len(graphmem)),
     ]
     for key, figure in FIGURES.items():
+        if key not in official:
+            continue
         row = [f"{results['servers'][label][key]:.1f}" for label in labels]
         ratios = [f"{results['servers'][g][key] / official[key]:.2f}" for g in graphmem]
         lines.append(f"| {figure} | " + " | ".join(row + ratios) + " |")
@@ -166,6 +173,13 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
+        "--no-fill",
+        dest="fill",
+        action="store_false",
+        help="only the imported store (filling through MCP takes the official server minutes: "
+        "it rewrites its whole file on every call)",
+    )
+    parser.add_argument(
         "--early-reads-off",
         action="store_true",
         help="also measure the last tree with GRAPHMEM_EARLY_READS=0",
@@ -178,17 +192,29 @@ def main() -> None:
         root = Path(tmp)
         jsonl = root / f"graph-{args.n}.jsonl"
         write_jsonl(jsonl, args.n)
-        servers["official"] = measure("official", "official", None, args.n, jsonl, root, print)
+        servers["official"] = measure(
+            "official", "official", None, args.n, jsonl, root, print, fill=args.fill
+        )
         for rev in args.graphmem_rev or [None]:
             label = f"graphmem@{rev}" if rev else "graphmem"
             tree = root / f"src-{len(sources)}"
             tree.mkdir()
             src, sources[label] = graphmem_source(rev, tree)
-            servers[label] = measure(label, "graphmem", src, args.n, jsonl, root, print)
+            servers[label] = measure(
+                label, "graphmem", src, args.n, jsonl, root, print, fill=args.fill
+            )
         if args.early_reads_off:  # the last tree again, without the second graph at start-up
             label = f"{label}, early reads off"
             servers[label] = measure(
-                label, "graphmem", src, args.n, jsonl, root, print, {"GRAPHMEM_EARLY_READS": "0"}
+                label,
+                "graphmem",
+                src,
+                args.n,
+                jsonl,
+                root,
+                print,
+                {"GRAPHMEM_EARLY_READS": "0"},
+                fill=args.fill,
             )
     results = {
         "n": args.n,
