@@ -139,6 +139,7 @@ class EarlyReads:
     # kept one written here (graphmem.early_handshake.Handshake.owe), by request id.
     owed: list[tuple[int | str, KeptAnswer]] = field(default_factory=list)
     listed: int = 0  # tools/list answered here
+    _passed: int = 0  # bytes at the head of `pending` looked at and passed on unanswered
 
     def start(self) -> None:
         self._stop_read, self._stop_write = os.pipe()
@@ -299,38 +300,38 @@ class EarlyReads:
             selector.close()
 
     def _answer_pending(self) -> None:
-        """Answer the complete lines at the head of `pending` that this path can answer; stop
-        at the first one it cannot (that one and all after it are the server's)."""
-        held = bytearray()
+        """Answer the complete lines of `pending` not yet looked at that this path can
+        answer; stop at the first one it cannot (that one and all after it are the server's).
+        Lines passed on unanswered stay in `pending`, in order, and are never looked at
+        again: a tools/list answered here must not be answered twice."""
         while not self._holding and not self._stopping.is_set():
-            end = self.pending.find(b"\n")
+            start = self._passed
+            end = self.pending.find(b"\n", start)
             if end < 0:
                 break
-            line = bytes(self.pending[: end + 1])
+            line = bytes(self.pending[start : end + 1])
             if len(line) > self.settings.max_line_bytes:
                 self._holding = True
                 break
             message = _decode(line)
-            if message is None and not line.strip():
-                held += line  # a blank line: the server skips it too
-            elif _is_initialized(message):
-                held += line
+            if (message is None and not line.strip()) or _is_initialized(message):
+                # A blank line (the server skips it too) or `initialized`: passed on.
+                self._passed = end + 1
             elif (listing := _tools_list_id(message)) is not None:
                 if not self._list_tools(listing, line):
                     self._holding = True
                     break
-                held += line  # the SDK answers it too: its answer is compared, not written
+                self._passed = end + 1  # the SDK answers it too: compared, not written
             elif self.reads and (call := self._call(message)) is not None:
                 models = self._models_restored()
                 if models is None:
                     self._holding = True
                     break
                 self._write(self._answer(call, models))
+                del self.pending[start : end + 1]
             else:
                 self._holding = True
                 break
-            del self.pending[: end + 1]
-        self.pending[:0] = held
 
     def _list_tools(self, request_id: int | str, line: bytes) -> bool:
         """Write the kept answer to this tools/list line, if there is one (True); either way

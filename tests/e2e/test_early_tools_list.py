@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.raw_stdio import RawServer
 from tests.e2e.support import server_params, write_schema
 
 SESSION_TIMEOUT = 120.0
@@ -181,3 +182,39 @@ def test_a_kept_list_that_differs_from_the_sdks_is_replaced_and_the_client_told_
 
     again, _ = _host_session(store)
     assert again == right
+
+
+def _one_request_at_a_time(store: Path) -> tuple[RawServer, dict[str, Any]]:
+    """A host that sends each request once the one before is answered: initialize (and
+    initialized), tools/list, a search. The server, ended, and its `early_reads_done` entry."""
+    server = RawServer(store, log_level="INFO")
+    try:
+        server.initialize()
+        server.response(server.request("tools/list"))
+        server.call_tool("search_nodes", {"query": "notes"})
+    finally:
+        assert server.close() == 0
+    early: dict[str, Any] = {}
+    for line in server.stderr:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("event") == "early_reads_done":
+            early = entry
+    return server, early
+
+
+def test_a_host_that_waits_for_each_answer_reads_each_answer_once_in_order(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    for _ in range(2):  # keeps the initialize answer, then the tools/list one
+        _one_request_at_a_time(store)
+    server, early = _one_request_at_a_time(store)
+    assert _listed_early(early) == 1
+    answers = [json.loads(line) for line in server.stdout_lines]
+    # The kept tools/list answer is written once, though the lines after it came later.
+    assert [a.get("id") for a in answers] == [1, 2, 3]
+    assert "tools" in answers[1]["result"]
+    assert "structuredContent" in answers[2]["result"]
