@@ -71,7 +71,7 @@ def spawn_once(
             raise RuntimeError(f"{store.server}: search_nodes not listed: {tools}")
         reply = client.call("search_nodes", {"query": query})
         first = time.perf_counter() - spawned
-        if reply.failed:
+        if reply.failed or reply.entity_count() is None:  # not a search's answer
             raise RuntimeError(f"{store.server}: search_nodes failed: {reply.describe()}")
     finally:
         client.close(timeout=60)
@@ -89,25 +89,26 @@ def run_store(
     runs: int,
     progress: Callable[[str], None],
     src: Path | None = None,
+    variants: tuple[tuple[str, str, dict[str, str]], ...] = VARIANTS,
 ) -> list[dict[str, Any]]:
     """Every variant on its own copy of one graph of `n` entities, in each era (graphmem run
     from `src`, when given)."""
     rng = random.Random(n)
     stores = {
         label: seed(server, jsonl, root / label, root / "seed.log", src)  # type: ignore[arg-type]
-        for label, server, _ in VARIANTS
+        for label, server, _ in variants
     }
     results = []
     for version in ERAS:
-        first: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in VARIANTS}
-        for label, _, env in VARIANTS:  # each store's first starts in this era, on their own
+        first: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in variants}
+        for label, _, env in variants:  # each store's first starts in this era, on their own
             for _ in range(WARM_UP_SPAWNS):
                 query = unique_token(0) if n else "absent"
                 first[label].append(spawn_once(stores[label], query, root, env, version))
-        samples: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in VARIANTS}
+        samples: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in variants}
         for round_ in range(runs):
             query = unique_token(rng.randrange(n)) if n else unique_token(ABSENT)
-            for label, _, env in VARIANTS:
+            for label, _, env in variants:
                 samples[label].append(spawn_once(stores[label], query, root, env, version))
             progress(
                 f"  N={n:,} {version} round {round_ + 1}/{runs}: "
@@ -115,7 +116,7 @@ def run_store(
                     f"{label} "
                     + "/".join(f"{samples[label][-1][key]:.3f}" for key in FIGURES)
                     + " s"
-                    for label, _, _ in VARIANTS
+                    for label, _, _ in variants
                 )
             )
         result: dict[str, Any] = {
@@ -125,14 +126,14 @@ def run_store(
             "first_spawn": first,
             "median": {
                 label: {key: round(_median(samples[label], key), 4) for key in FIGURES}
-                for label, _, _ in VARIANTS
+                for label, _, _ in variants
             },
             "samples": samples,
         }
         official = result["median"]["official"]
         result["ratio"] = {
             label: {key: round(result["median"][label][key] / official[key], 3) for key in FIGURES}
-            for label, _, _ in VARIANTS
+            for label, _, _ in variants
             if label != "official"
         }
         results.append(result)
@@ -148,7 +149,7 @@ COLUMNS = {
 
 def report(results: dict[str, Any]) -> str:
     """The markdown table of the medians and ratios."""
-    labels = [label for label, _, _ in VARIANTS if label != "official"]
+    labels = [label for label in results["stores"][0]["median"] if label != "official"]
     lines = [
         "Start-up as a host starts a server (initialize → notifications/initialized → "
         f"tools/list → tools/call), medians of {results['runs']} spawns per server, store and "
@@ -188,7 +189,7 @@ def report(results: dict[str, Any]) -> str:
                     f"{spawn['first_search_s']:.3f}" for spawn in store["first_spawn"][label]
                 )
                 + " s"
-                for label, _, _ in VARIANTS
+                for label in store["first_spawn"]
             )
             for store in results["stores"]
         )
@@ -207,7 +208,15 @@ def main() -> None:
         help="run graphmem from this git revision or source dir (default: the work tree, "
         "which must not change during the run)",
     )
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        choices=[label for label, _, _ in VARIANTS if label != "official"],
+        help="leave a graphmem variant out (repeatable)",
+    )
     args = parser.parse_args()
+    variants = tuple(v for v in VARIANTS if v[0] not in args.without)
     load_before = load_average()
     with tempfile.TemporaryDirectory(prefix="graphmem-startup-") as tmp:
         root = Path(tmp)
@@ -216,7 +225,7 @@ def main() -> None:
         for n in (0, args.n):
             jsonl = root / f"graph-{n}.jsonl"
             write_jsonl(jsonl, n)
-            stores.extend(run_store(n, jsonl, root / f"n{n}", args.runs, print, src))
+            stores.extend(run_store(n, jsonl, root / f"n{n}", args.runs, print, src, variants))
     results = {
         "runs": args.runs,
         "load_before": load_before,
