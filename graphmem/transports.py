@@ -33,7 +33,7 @@ def serving(app: App, *, metrics: bool = True) -> Iterator[tuple[Notifier, Memor
     notifier = Notifier(announce_tool_changes="schema" in app.settings.tools)
     counters = None
     if metrics:
-        # Here: prometheus_client costs a stdio server ~10 MB of RSS it would never serve.
+        # Here: a stdio server has no /metrics, and prometheus_client costs it memory and start-up.
         from graphmem.metrics import ServiceMetrics  # noqa: PLC0415
 
         counters = ServiceMetrics(app)
