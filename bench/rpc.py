@@ -168,11 +168,11 @@ class RpcClient:
                 continue  # a notification
             return int(head.id or 0), line
 
-    def initialize(self) -> None:
+    def initialize(self, version: str = PROTOCOL_VERSION) -> None:
         started = time.perf_counter()
         self._request(
             "initialize",
-            {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO},
+            {"protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO},
         )
         _, line = self._read_response()
         answer = _envelope(line)

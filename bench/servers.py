@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import psutil  # type: ignore[import-untyped]
 
-from bench.rpc import RpcClient, base_env
+from bench.rpc import PROTOCOL_VERSION, RpcClient, base_env
 
 OFFICIAL_PACKAGE = "@modelcontextprotocol/server-memory"
 OFFICIAL_VERSION = "2026.8.31"
@@ -162,9 +162,11 @@ def seed(
     return Store(server, data_dir, time.perf_counter() - started, src)
 
 
-def start(store: Store, stderr_log: Path, **graphmem_env: str) -> RpcClient:
-    """Spawn the store's server on it and complete the `initialize` handshake; graphmem gets
-    `graphmem_env` besides its usual environment."""
+def start(
+    store: Store, stderr_log: Path, *, version: str = PROTOCOL_VERSION, **graphmem_env: str
+) -> RpcClient:
+    """Spawn the store's server on it and complete the `initialize` handshake (offering
+    protocol `version`); graphmem gets `graphmem_env` besides its usual environment."""
     if store.server == "official":
         node = shutil.which("node")
         if node is None:
@@ -181,7 +183,7 @@ def start(store: Store, stderr_log: Path, **graphmem_env: str) -> RpcClient:
             **graphmem_env,
         )
     client = RpcClient(argv, env, stderr_log, cwd=store.src)  # `-m` puts the cwd on sys.path
-    client.initialize()
+    client.initialize(version)
     return client
 
 

@@ -1,19 +1,25 @@
-"""Start-up side by side: spawn -> `initialize` answered, and spawn -> first `search_nodes`.
+"""Start-up side by side, as a host starts a server: spawn -> `initialize`, `tools/list` and
+the first `search_nodes` answered.
 
-What a stdio client pays at every launch (issue 21, item 1). For an empty store and one of N
-entities (the benchmark's data set), each server is spawned `--runs` times, the servers taking
-turns within a round so that they share the machine's load; each spawn is timed from just
-before the process is created to the `initialize` answer, then to the answer of one selective
+What a stdio client pays at every launch (issue 21, item 1). Every host (Claude Desktop,
+Cursor, the SDK's ClientSession) sends `initialize`, then `notifications/initialized` and
+`tools/list`, and only then its first `tools/call`; this client does the same, each request
+after the answer to the one before. For an empty store and one of N entities (the benchmark's
+data set), and for the oldest and newest protocol versions of the handshake era, each server
+is spawned `--runs` times, the servers taking turns within a round so that they share the
+machine's load; each spawn is timed from just before the process is created to the
+`initialize` answer, to the `tools/list` answer, then to the answer of one selective
 `search_nodes` (one entity matches). Figures are medians; ratios are graphmem / official.
 
-graphmem runs three times: as it ships (initialize answered early, and the reads answered from
-the checkpoint while the server loads: graphmem.early_reads), with `GRAPHMEM_EARLY_READS=0`
-(only initialize answered early), and with `GRAPHMEM_EARLY_HANDSHAKE=0` (initialize answered
-by the SDK once everything is loaded, as before either). Its first spawn on a
-store has no kept initialize answer yet: that one start is reported on its own
-(`first_spawn`), the medians are over the spawns after it, as a host restarts a server.
+graphmem runs three times: as it ships (initialize and tools/list answered early, and the
+reads answered from the checkpoint while the server loads: graphmem.early_reads), with
+`GRAPHMEM_EARLY_READS=0` (only initialize and tools/list answered early), and with
+`GRAPHMEM_EARLY_HANDSHAKE=0` (everything answered by the SDK once loaded). Its first spawns
+on a store keep the SDK's initialize and tools/list answers: those two starts are reported on
+their own (`first_spawn`), the medians are over the spawns after them, as a host restarts a
+server.
 
-    python -m bench.startup                 # N = 50,000, 9 spawns per server and store
+    python -m bench.startup                 # N = 50,000, 9 spawns per server, store and era
     python -m bench.startup --n 5000 --runs 3
 """
 
@@ -31,7 +37,7 @@ from typing import Any
 
 from bench.dataset import unique_token, write_jsonl
 from bench.machine import load_average, machine_facts
-from bench.servers import Store, seed, start
+from bench.servers import Store, graphmem_source, seed, start
 from bench.workload import ABSENT
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -44,19 +50,32 @@ VARIANTS: tuple[tuple[str, str, dict[str, str]], ...] = (
 )
 
 
-def spawn_once(store: Store, query: str, logs: Path, env: dict[str, str]) -> dict[str, float]:
-    """One spawn: seconds to the initialize answer and to the first search answer."""
+# The oldest and the newest protocol version of the handshake era (mcp_types.version).
+ERAS = ("2024-11-05", "2025-11-25")
+FIGURES = ("initialize_s", "tools_list_s", "first_search_s")
+# Starts that keep answers for the next ones (initialize, then tools/list), not in the medians.
+WARM_UP_SPAWNS = 2
+
+
+def spawn_once(
+    store: Store, query: str, logs: Path, env: dict[str, str], version: str
+) -> dict[str, float]:
+    """One spawn: seconds to the initialize, tools/list and first search answers."""
     spawned = time.perf_counter()
-    client = start(store, logs / f"{store.server}.stderr.log", **env)
+    client = start(store, logs / f"{store.server}.stderr.log", version=version, **env)
     initialized = time.perf_counter() - spawned
     try:
+        tools = client.list_tools()
+        listed = time.perf_counter() - spawned
+        if "search_nodes" not in tools:
+            raise RuntimeError(f"{store.server}: search_nodes not listed: {tools}")
         reply = client.call("search_nodes", {"query": query})
         first = time.perf_counter() - spawned
-        if reply.failed:
+        if reply.failed or reply.entity_count() is None:  # not a search's answer
             raise RuntimeError(f"{store.server}: search_nodes failed: {reply.describe()}")
     finally:
         client.close(timeout=60)
-    return {"initialize_s": initialized, "first_search_s": first}
+    return {"initialize_s": initialized, "tools_list_s": listed, "first_search_s": first}
 
 
 def _median(samples: list[dict[str, float]], key: str) -> float:
@@ -64,47 +83,61 @@ def _median(samples: list[dict[str, float]], key: str) -> float:
 
 
 def run_store(
-    n: int, jsonl: Path, root: Path, runs: int, progress: Callable[[str], None]
-) -> dict[str, Any]:
-    """Every variant on its own copy of one graph of `n` entities."""
+    n: int,
+    jsonl: Path,
+    root: Path,
+    runs: int,
+    progress: Callable[[str], None],
+    src: Path | None = None,
+    variants: tuple[tuple[str, str, dict[str, str]], ...] = VARIANTS,
+) -> list[dict[str, Any]]:
+    """Every variant on its own copy of one graph of `n` entities, in each era (graphmem run
+    from `src`, when given)."""
     rng = random.Random(n)
     stores = {
-        label: seed(server, jsonl, root / label, root / "seed.log")  # type: ignore[arg-type]
-        for label, server, _ in VARIANTS
+        label: seed(server, jsonl, root / label, root / "seed.log", src)  # type: ignore[arg-type]
+        for label, server, _ in variants
     }
-    first: dict[str, dict[str, float]] = {}
-    samples: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in VARIANTS}
-    for label, _, env in VARIANTS:  # each store's first start, on its own
-        first[label] = spawn_once(stores[label], unique_token(0) if n else "absent", root, env)
-    for round_ in range(runs):
-        query = unique_token(rng.randrange(n)) if n else unique_token(ABSENT)
-        for label, _, env in VARIANTS:
-            samples[label].append(spawn_once(stores[label], query, root, env))
-        progress(
-            f"  N={n:,} round {round_ + 1}/{runs}: "
-            + "  ".join(
-                f"{label} {samples[label][-1]['initialize_s']:.3f}/"
-                f"{samples[label][-1]['first_search_s']:.3f} s"
-                for label, _, _ in VARIANTS
+    results = []
+    for version in ERAS:
+        first: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in variants}
+        for label, _, env in variants:  # each store's first starts in this era, on their own
+            for _ in range(WARM_UP_SPAWNS):
+                query = unique_token(0) if n else "absent"
+                first[label].append(spawn_once(stores[label], query, root, env, version))
+        samples: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in variants}
+        for round_ in range(runs):
+            query = unique_token(rng.randrange(n)) if n else unique_token(ABSENT)
+            for label, _, env in variants:
+                samples[label].append(spawn_once(stores[label], query, root, env, version))
+            progress(
+                f"  N={n:,} {version} round {round_ + 1}/{runs}: "
+                + "  ".join(
+                    f"{label} "
+                    + "/".join(f"{samples[label][-1][key]:.3f}" for key in FIGURES)
+                    + " s"
+                    for label, _, _ in variants
+                )
             )
-        )
-    result: dict[str, Any] = {"n": n, "runs": runs, "first_spawn": first, "median": {}}
-    for label, _, _ in VARIANTS:
-        result["median"][label] = {
-            key: round(_median(samples[label], key), 4)
-            for key in ("initialize_s", "first_search_s")
+        result: dict[str, Any] = {
+            "n": n,
+            "version": version,
+            "runs": runs,
+            "first_spawn": first,
+            "median": {
+                label: {key: round(_median(samples[label], key), 4) for key in FIGURES}
+                for label, _, _ in variants
+            },
+            "samples": samples,
         }
-        result.setdefault("samples", {})[label] = samples[label]
-    official = result["median"]["official"]
-    result["ratio"] = {
-        label: {
-            key: round(result["median"][label][key] / official[key], 3)
-            for key in ("initialize_s", "first_search_s")
+        official = result["median"]["official"]
+        result["ratio"] = {
+            label: {key: round(result["median"][label][key] / official[key], 3) for key in FIGURES}
+            for label, _, _ in variants
+            if label != "official"
         }
-        for label, _, _ in VARIANTS
-        if label != "official"
-    }
-    return result
+        results.append(result)
+    return results
 
 
 COLUMNS = {
@@ -116,12 +149,14 @@ COLUMNS = {
 
 def report(results: dict[str, Any]) -> str:
     """The markdown table of the medians and ratios."""
-    labels = [label for label, _, _ in VARIANTS if label != "official"]
+    labels = [label for label in results["stores"][0]["median"] if label != "official"]
     lines = [
-        f"Start-up, medians of {results['runs']} spawns per server and store "
-        f"(load average before {results['load_before']}, after {results['load_after']}).",
+        "Start-up as a host starts a server (initialize → notifications/initialized → "
+        f"tools/list → tools/call), medians of {results['runs']} spawns per server, store and "
+        f"protocol version (load average before {results['load_before']}, after "
+        f"{results['load_after']}).",
         "",
-        "| store | figure | "
+        "| store, protocol | figure | "
         + " | ".join(COLUMNS[label] for label in labels)
         + " | official | "
         + " | ".join(f"ratio, {COLUMNS[label]}" for label in labels)
@@ -132,10 +167,11 @@ def report(results: dict[str, Any]) -> str:
         median, ratio = store["median"], store["ratio"]
         for key, figure in (
             ("initialize_s", "spawn → `initialize` answered"),
+            ("tools_list_s", "spawn → `tools/list` answered"),
             ("first_search_s", "spawn → first selective `search_nodes` answered"),
         ):
             lines.append(
-                f"| {store['n']:,} entities | {figure} | "
+                f"| {store['n']:,} entities, {store['version']} | {figure} | "
                 + " | ".join(f"{median[label][key]:.3f} s" for label in labels)
                 + f" | {median['official'][key]:.3f} s | "
                 + " | ".join(f"{ratio[label][key]:.2f}" for label in labels)
@@ -143,12 +179,17 @@ def report(results: dict[str, Any]) -> str:
             )
     lines.append("")
     lines.append(
-        "First spawn on each store (graphmem keeps no initialize answer yet): "
+        "First two spawns on each store (graphmem keeps its initialize, then its tools/list "
+        "answer), spawn → first search: "
         + "; ".join(
-            f"{store['n']:,}: "
+            f"{store['n']:,} {store['version']}: "
             + ", ".join(
-                f"{label} {store['first_spawn'][label]['initialize_s']:.3f} s"
-                for label, _, _ in VARIANTS
+                f"{label} "
+                + " / ".join(
+                    f"{spawn['first_search_s']:.3f}" for spawn in store["first_spawn"][label]
+                )
+                + " s"
+                for label in store["first_spawn"]
             )
             for store in results["stores"]
         )
@@ -161,21 +202,38 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=50_000, help="entities in the larger store")
     parser.add_argument("--runs", type=int, default=9, help="spawns per server and store")
     parser.add_argument("--out", type=Path, default=RESULTS / "startup.json")
+    parser.add_argument(
+        "--graphmem-rev",
+        default=None,
+        help="run graphmem from this git revision or source dir (default: the work tree, "
+        "which must not change during the run)",
+    )
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        choices=[label for label, _, _ in VARIANTS if label != "official"],
+        help="leave a graphmem variant out (repeatable)",
+    )
     args = parser.parse_args()
+    variants = tuple(v for v in VARIANTS if v[0] not in args.without)
     load_before = load_average()
     with tempfile.TemporaryDirectory(prefix="graphmem-startup-") as tmp:
         root = Path(tmp)
+        src, source = graphmem_source(args.graphmem_rev, root)
         stores = []
         for n in (0, args.n):
             jsonl = root / f"graph-{n}.jsonl"
             write_jsonl(jsonl, n)
-            stores.append(run_store(n, jsonl, root / f"n{n}", args.runs, print))
+            stores.extend(run_store(n, jsonl, root / f"n{n}", args.runs, print, src, variants))
     results = {
         "runs": args.runs,
         "load_before": load_before,
         "load_after": load_average(),
         "machine": machine_facts(),
         "stores": stores,
+        "graphmem_source": source,
+        "sequence": "initialize -> notifications/initialized -> tools/list -> tools/call",
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")

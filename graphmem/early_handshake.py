@@ -13,19 +13,22 @@ only then imports the rest. The SDK still receives the same `initialize` line (i
 must be initialized), and its answer is compared with the one sent and not written again: a
 difference (a configuration this fingerprint missed) is logged and the kept answer replaced.
 
+The `tools/list` that hosts send next is answered the same way, from the SDK's answer kept
+beside this one (graphmem.early_tools_list names it; graphmem.early_reads writes it): every
+request answered early is a `KeptAnswer` owed by id, whose SDK answer is compared, not written.
+
 This module imports only the standard library and platformdirs: what it costs is paid before
-the answer. `GRAPHMEM_EARLY_HANDSHAKE=0` turns it off.
+the answer. `GRAPHMEM_EARLY_HANDSHAKE=0` turns it off (and the early tools/list with it).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,11 +36,12 @@ from typing import TYPE_CHECKING
 import platformdirs
 
 from graphmem.cypher import available as cypher_available
+from graphmem.kept_answer import KeptAnswer
 
 if TYPE_CHECKING:
     from graphmem.early_reads import EarlyReads
 
-__all__ = ["Handshake", "answer_early"]
+__all__ = ["Handshake", "KeptAnswer", "answer_early"]
 
 # The first line is read whole before anything is answered; a longer one is not an initialize
 # this module keeps answers for, and goes to the server as read.
@@ -52,17 +56,25 @@ _SERVER_MODULE = Path(__file__).with_name("server.py")  # where the instructions
 
 @dataclass
 class Handshake:
-    """What the early path did: the bytes it read (the server reads them first), the
-    initialize request's id, and the answer it wrote (None: the SDK's answer goes out)."""
+    """What the early path did: the bytes it read (the server reads them first), and the
+    requests among them whose SDK answer is kept or compared (`owed`, by id)."""
 
     consumed: bytes
-    request_id: int | str | None = None
-    answered: bytes | None = None
-    cache_file: Path | None = None
-    settled: bool = False
+    owed: dict[str, KeptAnswer] = field(default_factory=dict)
     # The reads answered while the server loads (graphmem.early_reads), holding what was read
     # past the initialize line until the server takes the pipe over (`take_over`).
     early: EarlyReads | None = None
+
+    def owe(self, request_id: int | str, kept: KeptAnswer) -> None:
+        """The SDK's answer to `request_id` is to be kept, or compared with `kept.answered`."""
+        # By string: the SDK correlates "7" and 7 as one id (mcp.shared.dispatcher), and an
+        # answer written twice would be a protocol error the client cannot recover from.
+        self.owed[str(request_id)] = kept
+
+    @property
+    def answered(self) -> bytes | None:
+        """The initialize answer written early, if one was."""
+        return next((k.answered for k in self.owed.values() if k.method == "initialize"), None)
 
     def take_over(self) -> None:
         """Stop the early reads, if any: what they read and did not answer follows
@@ -70,45 +82,26 @@ class Handshake:
         early, self.early = self.early, None
         if early is not None:
             self.consumed += early.finish()
+            for request_id, kept in early.owed:
+                self.owe(request_id, kept)
             early.report()
 
     def owns(self, response_id: object) -> bool:
-        """Whether a response is the SDK's answer to the initialize read early."""
-        # By string: the SDK correlates "7" and 7 as one id (mcp.shared.dispatcher), and an
-        # answer written twice would be a protocol error the client cannot recover from.
-        return (
-            not self.settled
-            and self.request_id is not None
-            and str(response_id) == str(self.request_id)
-        )
+        """Whether a response is the SDK's answer to a request read early."""
+        return str(response_id) in self.owed
 
-    def settle(self, data: bytes, *, success: bool) -> tuple[bytes | None, str | None]:
-        """The SDK's answer line to the early initialize: what to write (None: already
-        written) and, when the kept answer was wrong, why (for the log)."""
-        self.settled = True
-        if self.answered is None:
-            if success:
-                self._keep(data)
-            return data, None
-        if data == self.answered:
-            return None, None
-        self._keep(data) if success else self._forget()
-        return None, "the kept initialize answer differs from the SDK's; replaced"
+    def method(self, response_id: object) -> str | None:
+        """The method of the request read early that `response_id` answers."""
+        kept = self.owed.get(str(response_id))
+        return None if kept is None else kept.method
 
-    def _keep(self, data: bytes) -> None:
-        if self.cache_file is None:
-            return
-        # Best effort, atomically: a read-only or full data dir only costs the next start time.
-        with contextlib.suppress(OSError):
-            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-            partial = self.cache_file.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_bytes(data)
-            os.replace(partial, self.cache_file)
-
-    def _forget(self) -> None:
-        if self.cache_file is not None:
-            with contextlib.suppress(OSError):
-                self.cache_file.unlink()
+    def settle(
+        self, response_id: object, data: bytes, *, success: bool
+    ) -> tuple[bytes | None, str | None]:
+        """The SDK's answer line to a request read early: what to write (None: already
+        written) and, when the kept answer was wrong, why (for the log). Once settled, the id
+        is the client's again (MCP forbids reusing it; a client that does gets its answer)."""
+        return self.owed.pop(str(response_id)).settle(data, success=success)
 
 
 def _stdio_serve_data_dir(argv: Sequence[str]) -> str | None:
@@ -211,31 +204,34 @@ def answer_early(argv: Sequence[str]) -> Handshake | None:
         data_dir = os.environ.get("GRAPHMEM_DIR") or platformdirs.user_data_dir("graphmem")
     name = _fingerprint(argv, consumed[:end])
     cache_file = Path(data_dir).expanduser() / "handshake" / f"{name}.json"
-    handshake = Handshake(consumed, request_id, cache_file=cache_file)
+    kept = KeptAnswer(cache_file)
+    handshake = Handshake(consumed)
+    handshake.owe(request_id, kept)
     try:
-        kept = cache_file.read_bytes()
+        answer = cache_file.read_bytes()
     except OSError:
         return handshake
     try:
-        view = memoryview(kept + b"\n")
+        view = memoryview(answer + b"\n")
         while view:
             view = view[os.write(1, view) :]
     except OSError:  # the client is gone: the server finds out on its own
         return handshake
-    handshake.answered = kept
-    _start_early_reads(argv, handshake, end)
+    kept.answered = answer
+    _start_early_reads(argv, handshake, end, cache_file)
     return handshake
 
 
-def _start_early_reads(argv: Sequence[str], handshake: Handshake, end: int) -> None:
-    """Answer reads from here on while the server loads (graphmem.early_reads); it reads on
-    from what was read past the initialize line."""
-    if os.environ.get("GRAPHMEM_EARLY_READS", "1").strip().lower() not in _ON:
-        return
+def _start_early_reads(
+    argv: Sequence[str], handshake: Handshake, end: int, cache_file: Path
+) -> None:
+    """Answer `tools/list` and reads from here on while the server loads
+    (graphmem.early_reads); it reads on from what was read past the initialize line."""
     from graphmem.early_reads import start_early_reads  # noqa: PLC0415 (only when it runs)
 
+    reads = os.environ.get("GRAPHMEM_EARLY_READS", "1").strip().lower() in _ON
     line, after = handshake.consumed[: end + 1], handshake.consumed[end + 1 :]
     assert handshake.answered is not None
-    early = start_early_reads(argv, line, handshake.answered, after)
+    early = start_early_reads(argv, line, handshake.answered, after, cache_file, reads=reads)
     if early is not None:
         handshake.consumed, handshake.early = line, early

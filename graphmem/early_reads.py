@@ -19,6 +19,11 @@ is left to the server, and so is everything read after it: answers go out in the
 requests came, and a read never overtakes a write it follows. `notifications/initialized`
 changes no answer, so it is passed on without holding up the reads behind it.
 
+`tools/list`, which hosts send before their first call, is answered here from the SDK's own
+answer kept at an earlier start (graphmem.early_tools_list names the file) for every profile,
+reads or not; the line still goes to the server, whose answer is compared and not written
+(graphmem.early_handshake.Handshake.owe). Without a kept answer the line is held like a write.
+
 The models are built from the log once, at start: a write by another process sharing the
 data dir during the start-up second is seen from the server's first answer on, as it would
 be after the server's own catch-up. Too large a store (a checkpoint past
@@ -37,9 +42,12 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+
+from graphmem.kept_answer import KeptAnswer
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs  # no cost at run time: ~40 ms to import
@@ -76,6 +84,8 @@ _INT64 = range(-(2**63), 2**63)
 _CONTROL_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTROL_SINGLE_LINE = re.compile(r"[\x00-\x1f\x7f]")
 _READ = 64 * 1024
+# How often a read waiting for the restore checks whether the server is taking over.
+_STOP_CHECK = 0.05
 
 _encode_json = msgspec.json.Encoder().encode
 _decode_json = msgspec.json.Decoder().decode
@@ -112,9 +122,12 @@ class EarlyReads:
     version: str  # the protocol version the kept initialize answer agreed
     client: str | None
     pending: bytearray  # read from fd 0 and not answered, in order
+    initialize_file: Path  # where the initialize answer is kept (tools/list's beside it)
+    reads: bool = True  # whether reads are answered here (else only tools/list)
     _stop_read: int = -1
     _stop_write: int = -1
     _thread: threading.Thread | None = None
+    _restorer: threading.Thread | None = None
     _stopping: threading.Event = field(default_factory=threading.Event)
     _restored: threading.Event = field(default_factory=threading.Event)
     _models: _Models | None = None
@@ -122,9 +135,23 @@ class EarlyReads:
     answered: list[_Answered] = field(default_factory=list)
     problem: str | None = None  # why it stopped answering early (for the server's log)
     position: int = 0
+    # tools/list requests read here: the SDK's answer to each is kept, or compared with the
+    # kept one written here (graphmem.early_handshake.Handshake.owe), by request id.
+    owed: list[tuple[int | str, KeptAnswer]] = field(default_factory=list)
+    listed: int = 0  # tools/list answered here
+    _passed: int = 0  # bytes at the head of `pending` looked at and passed on unanswered
 
     def start(self) -> None:
         self._stop_read, self._stop_write = os.pipe()
+        if self.reads:
+            # Its own thread, so that tools/list (sent right after initialize) is answered
+            # while the graph is restored, not after.
+            self._restorer = threading.Thread(
+                target=self._restore_models, name="graphmem-early-restore", daemon=True
+            )
+            self._restorer.start()
+        else:
+            self._restored.set()
         self._thread = threading.Thread(target=self._run, name="graphmem-early-reads", daemon=True)
         self._thread.start()
 
@@ -134,10 +161,15 @@ class EarlyReads:
         self._stopping.set()
         with contextlib.suppress(OSError):
             os.write(self._stop_write, b"x")
-        if self._thread is not None:
-            self._thread.join(timeout)
-            if self._thread.is_alive():
-                raise TimeoutError(f"an early answer was still being written after {timeout} s")
+        deadline = time.monotonic() + timeout
+        # The restorer too: the server opens the log next, and it is not shared mid-restore.
+        for thread in (self._thread, self._restorer):
+            if thread is not None:
+                thread.join(max(0.0, deadline - time.monotonic()))
+                if thread.is_alive():
+                    raise TimeoutError(
+                        f"the early {thread.name} thread still ran after {timeout} s"
+                    )
         for fd in (self._stop_read, self._stop_write):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -165,6 +197,7 @@ class EarlyReads:
         log.info(
             "early_reads_done",
             answered=len(self.answered),
+            tools_listed=self.listed,
             position=self.position,
             handed_over=len(self.pending),
             problem=self.problem,
@@ -174,14 +207,25 @@ class EarlyReads:
 
     def _run(self) -> None:
         try:
-            try:
-                self._models = self._restore()
-            finally:
-                self._restored.set()
-            if self._models is not None:
-                self._serve()
+            self._serve()
         except Exception as problem:  # the edge: the server answers whatever is left
             self.problem = f"{type(problem).__name__}: {problem}"
+
+    def _restore_models(self) -> None:
+        try:
+            self._models = self._restore()
+        except Exception as problem:  # the edge: the server answers the reads
+            self.problem = f"{type(problem).__name__}: {problem}"
+        finally:
+            self._restored.set()
+
+    def _models_restored(self) -> _Models | None:
+        """The restored models, once restoring is over (None: it gave up, or the server is
+        taking over meanwhile)."""
+        while not self._restored.wait(_STOP_CHECK):
+            if self._stopping.is_set():
+                return None
+        return self._models
 
     def wait_restored(self, timeout: float) -> bool:
         """Wait (at most `timeout`) until the graph is restored, or restoring gave up."""
@@ -256,29 +300,58 @@ class EarlyReads:
             selector.close()
 
     def _answer_pending(self) -> None:
-        """Answer the complete lines at the head of `pending` that this path can answer; stop
-        at the first one it cannot (that one and all after it are the server's)."""
-        held = bytearray()
+        """Answer the complete lines of `pending` not yet looked at that this path can
+        answer; stop at the first one it cannot (that one and all after it are the server's).
+        Lines passed on unanswered stay in `pending`, in order, and are never looked at
+        again: a tools/list answered here must not be answered twice."""
         while not self._holding and not self._stopping.is_set():
-            end = self.pending.find(b"\n")
+            start = self._passed
+            end = self.pending.find(b"\n", start)
             if end < 0:
                 break
-            line = bytes(self.pending[: end + 1])
+            line = bytes(self.pending[start : end + 1])
             if len(line) > self.settings.max_line_bytes:
                 self._holding = True
                 break
             message = _decode(line)
-            if message is None and not line.strip():
-                held += line  # a blank line: the server skips it too
-            elif _is_initialized(message):
-                held += line
-            elif (call := self._call(message)) is not None:
-                self._write(self._answer(call))
+            if (message is None and not line.strip()) or _is_initialized(message):
+                # A blank line (the server skips it too) or `initialized`: passed on.
+                self._passed = end + 1
+            elif (listing := _tools_list_id(message)) is not None:
+                if not self._list_tools(listing, line):
+                    self._holding = True
+                    break
+                self._passed = end + 1  # the SDK answers it too: compared, not written
+            elif self.reads and (call := self._call(message)) is not None:
+                models = self._models_restored()
+                if models is None:
+                    self._holding = True
+                    break
+                self._write(self._answer(call, models))
+                del self.pending[start : end + 1]
             else:
                 self._holding = True
                 break
-            del self.pending[: end + 1]
-        self.pending[:0] = held
+
+    def _list_tools(self, request_id: int | str, line: bytes) -> bool:
+        """Write the kept answer to this tools/list line, if there is one (True); either way
+        the SDK's answer to it is kept or compared, by id."""
+        from graphmem.early_tools_list import tools_list_file  # noqa: PLC0415
+
+        kept = KeptAnswer(
+            tools_list_file(self.initialize_file, self.settings, line), method="tools/list"
+        )
+        self.owed.append((request_id, kept))
+        try:
+            answer = kept.cache_file.read_bytes() if kept.cache_file is not None else None
+        except OSError:
+            answer = None
+        if answer is None:
+            return False
+        self._write(answer)
+        kept.answered = answer
+        self.listed += 1
+        return True
 
     def _call(self, message: object) -> _Call | None:
         """The read in `message` when this path answers it exactly as the server would."""
@@ -324,12 +397,10 @@ class EarlyReads:
             )
         return True
 
-    def _answer(self, call: _Call) -> bytes:
+    def _answer(self, call: _Call, models: _Models) -> bytes:
         from graphmem.tools.memory_reads import graph_page, opened, searched  # noqa: PLC0415
 
         started = time.perf_counter()
-        models = self._models
-        assert models is not None
         arguments = call.arguments
         if call.tool == "search_nodes":
             value = searched(
@@ -379,6 +450,19 @@ def _is_initialized(message: object) -> bool:
     )
 
 
+def _tools_list_id(message: object) -> int | str | None:
+    """The id of a `tools/list` request (any parameters: the kept answer is the line's)."""
+    if (
+        not isinstance(message, dict)
+        or message.keys() - _REQUEST_KEYS
+        or message.get("jsonrpc") != "2.0"
+        or message.get("method") != "tools/list"
+    ):
+        return None
+    request_id = message.get("id")
+    return request_id if _plain_id(request_id) else None
+
+
 def _plain_id(request_id: object) -> TypeIs[int | str]:
     """An id both parsers read alike and msgspec writes back unchanged (as fast_calls)."""
     if isinstance(request_id, str):
@@ -412,20 +496,35 @@ def _text(value: object, max_chars: int, control: re.Pattern[str]) -> bool:
 
 
 def start_early_reads(
-    argv: Sequence[str], initialize_line: bytes, kept_answer: bytes, after: bytes
+    argv: Sequence[str],
+    initialize_line: bytes,
+    kept_answer: bytes,
+    after: bytes,
+    initialize_file: Path,
+    *,
+    reads: bool = True,
 ) -> EarlyReads | None:
-    """The early reads thread for a `graphmem serve` on stdio whose `initialize` was answered
-    early with `kept_answer`, started; None when this start is not one it serves (the server
-    then answers everything). `after`: what was read past the initialize line."""
+    """The early thread for a `graphmem serve` on stdio whose `initialize` was answered early
+    with `kept_answer` (kept in `initialize_file`), started: it answers `tools/list` from a
+    kept answer and, with `reads` and settings that allow them, the reads; None when this
+    start is not one it serves (the server then answers everything). `after`: what was read
+    past the initialize line."""
     version = _agreed_version(kept_answer)
     if version is None:
         return None
     settings = _settings(argv)
     if settings is None:
         return None
-    reads = EarlyReads(settings, version, _client_name(initialize_line), bytearray(after))
-    reads.start()
-    return reads
+    early = EarlyReads(
+        settings,
+        version,
+        _client_name(initialize_line),
+        bytearray(after),
+        initialize_file,
+        reads=reads and _reads_allowed(settings),
+    )
+    early.start()
+    return early
 
 
 def _agreed_version(kept_answer: bytes) -> str | None:
@@ -444,9 +543,7 @@ def _client_name(line: bytes) -> str | None:
 
 
 def _settings(argv: Sequence[str]) -> Settings | None:
-    """The settings the server will run with, when they let this path answer as it would:
-    the memory tools served and not mesh's in their place, no replication (which may bring
-    events in before the first answer), the fast path on, no GRAPHMEM_HOOKS."""
+    """The settings the server will run with (None: the server says what is wrong)."""
     from graphmem.config import Settings, SettingsError, parse_tools  # noqa: PLC0415
 
     try:
@@ -462,15 +559,20 @@ def _settings(argv: Sequence[str]) -> Settings | None:
             elif name == "--tools":
                 settings = settings.with_tools(parse_tools(value, where="--tools"))
             elif name == "--replicate" and value:
-                return None
+                settings = settings.with_replicate(value)
     except (SettingsError, ValueError):
         return None  # the server says what is wrong
-    if (
-        "memory" not in settings.tools
-        or "mesh" in settings.tools
-        or settings.replication.url
-        or not settings.fast_calls
-        or settings.hooks  # one that does not load stops start-up: answer nothing before
-    ):
-        return None
     return settings
+
+
+def _reads_allowed(settings: Settings) -> bool:
+    """Whether the settings let this path answer reads as the server would: the memory tools
+    served and not mesh's in their place, no replication (which may bring events in before
+    the first answer), the fast path on, no GRAPHMEM_HOOKS."""
+    return (
+        "memory" in settings.tools
+        and "mesh" not in settings.tools
+        and not settings.replication.url
+        and settings.fast_calls
+        and not settings.hooks  # one that does not load stops start-up: answer nothing before
+    )

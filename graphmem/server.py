@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from mcp import types
@@ -22,7 +22,6 @@ from graphmem.app import App
 from graphmem.cypher import INSTALL_HINT
 from graphmem.cypher import available as cypher_available
 from graphmem.faults import FAULTS, explain
-from graphmem.metrics import ServiceMetrics
 from graphmem.notifier import GRAPH_URI, Notifier
 from graphmem.tools.base import (
     ToolContext,
@@ -38,6 +37,9 @@ from graphmem.tools.graph_family import GraphFamily
 from graphmem.tools.graph_values import whole_graph
 from graphmem.tools.mesh_format import mesh_error
 from graphmem.version import graphmem_version
+
+if TYPE_CHECKING:  # prometheus_client: only the HTTP service has /metrics to serve
+    from graphmem.metrics import ServiceMetrics
 from graphmem.wire.fast_calls import FastCalls, ToolCaller
 from graphmem.wire.stdio_transport import WireReadStream
 from projections.graph_family import FamilyIndexBuildingError

@@ -8,7 +8,6 @@ import os
 import sys
 
 from graphmem.cli.command import CliError, Subparsers
-from graphmem.cli.diagnosis import Level, diagnose
 from graphmem.config import Settings
 
 __all__ = ["add_parsers"]
@@ -33,6 +32,10 @@ def add_parsers(subparsers: Subparsers) -> None:
 def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
     problems = 0
     out = sys.stdout
+    # Here, not at the top: the checks load the HTTP service (uvicorn, starlette, PyJWT),
+    # which a stdio `graphmem serve` never needs, and every command imports this module.
+    from graphmem.cli.diagnosis import Level, diagnose  # noqa: PLC0415
+
     for finding in diagnose(settings, os.environ, data_dir_given=bool(args.data_dir)):
         todo = f" -> {finding.todo}" if finding.todo else ""
         out.write(f"{finding.level.value:<8} {finding.area}: {finding.what}{todo}\n")

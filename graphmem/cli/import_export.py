@@ -9,8 +9,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from importlib.metadata import entry_points
-
-from tqdm import tqdm  # type: ignore[import-untyped]
+from typing import TYPE_CHECKING
 
 from graphmem.app import open_event_log, running
 from graphmem.cli.arguments import Point, parse_point, positive
@@ -32,6 +31,9 @@ from graphmem.migration import (
 )
 from graphmem.plain_import import import_into_empty
 from projections.graph import GraphProjection
+
+if TYPE_CHECKING:
+    from tqdm import tqdm  # type: ignore[import-untyped]
 
 __all__ = ["SHOWN_PROBLEMS", "add_parsers"]
 
@@ -126,6 +128,8 @@ def _import_file(args: argparse.Namespace, settings: Settings) -> int:
         # One checkpoint when the import is done, none while it runs: a bulk load would
         # otherwise stop to snapshot an ever larger graph again and again.
         settings = replace(settings, checkpoint_every=sys.maxsize)
+    from tqdm import tqdm  # type: ignore[import-untyped]  # noqa: PLC0415 (only `import` needs it)
+
     done = 0
     try:
         with tqdm(

@@ -12,8 +12,6 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from tqdm import tqdm  # type: ignore[import-untyped]
-
 from actors.rebuild import PROJECTIONS, RebuildReport, rebuild_checkpoints
 from actors.time_travel import models_at
 from eventstore.log import EventLog
@@ -174,6 +172,8 @@ def print_rebuild(report: RebuildReport, out: Out, err: Out) -> int:
 
 
 def _rebuild_command(args: argparse.Namespace, settings: Settings) -> int:
+    from tqdm import tqdm  # type: ignore[import-untyped]  # noqa: PLC0415 (only here)
+
     names = PROJECTIONS if args.projection == "all" else (args.projection,)
     with (
         open_log(settings) as event_log,

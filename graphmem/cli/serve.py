@@ -11,9 +11,7 @@ from graphmem.backup_schedule import BackupScheduler
 from graphmem.cli.command import CliError, Subparsers
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
 from graphmem.embedding.loader import embedder_problem
-from graphmem.http_service import TokenError, exposure_problem, load_tokens, metrics_token
-from graphmem.http_service.oauth import OAuthConfigError, OAuthStateError, plan_oauth
-from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serve_http, serve_stdio
+from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serve_stdio
 
 __all__ = ["add_parsers", "host_port", "serve"]
 
@@ -100,6 +98,25 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         ):
             serve_stdio(app, getattr(args, "handshake", None))
         return 0
+    return _serve_http(settings, http)
+
+
+def _serve_http(settings: Settings, http: tuple[str, int]) -> int:
+    """Serve streamable HTTP on `http` (host, port) until a signal stops the service."""
+    # Imported here: a stdio server, what hosts spawn, never needs the HTTP stack.
+    from graphmem.http_service import (  # noqa: PLC0415
+        TokenError,
+        exposure_problem,
+        load_tokens,
+        metrics_token,
+    )
+    from graphmem.http_service.oauth import (  # noqa: PLC0415
+        OAuthConfigError,
+        OAuthStateError,
+        plan_oauth,
+    )
+    from graphmem.http_transport import serve_http  # noqa: PLC0415
+
     # Checked before the store opens: an unsafe service must not start at all.
     try:
         tokens = load_tokens(settings.http)

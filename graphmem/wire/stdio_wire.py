@@ -42,6 +42,8 @@ _encode_json = msgspec.json.Encoder().encode
 
 # Below this, a line and its newline go out in one system call; above, the copy would cost more.
 _SMALL_LINE = 64 * 1024
+# The SDK's own line for the notification (JSONRPCNotification without params).
+TOOLS_LIST_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
 
 
 @dataclass(frozen=True)
@@ -120,13 +122,17 @@ class Wire:
             and self.handshake is not None
             and self.handshake.owns(message.id)
         ):
-            # The SDK's answer to an initialize the early path may have answered already.
+            # The SDK's answer to an initialize or tools/list the early path may have
+            # answered already.
             success = isinstance(message, types.JSONRPCResponse)
-            written, problem = self.handshake.settle(data, success=success)
-            if problem is not None:
-                log.warning("early_handshake_stale", problem=problem)
+            method = self.handshake.method(message.id)
+            written, problem = self.handshake.settle(message.id, data, success=success)
             if written is not None:
                 self._write_line(written)
+            if problem is not None:
+                log.warning("early_handshake_stale", problem=problem)
+                if method == "tools/list":  # the client was sent another list: it lists again
+                    self._write_line(TOOLS_LIST_CHANGED)
         else:
             self._write_line(data)
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):

@@ -116,11 +116,15 @@ def _reads(first_id: int = 1) -> list[dict[str, Any]]:
     return [_call(first_id + i, tool, args) for i, (tool, args) in enumerate(READS)]
 
 
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
 def test_reads_answered_while_the_server_loads_are_the_bytes_the_server_writes(
-    tmp_path: Path,
+    tmp_path: Path, version: str
 ) -> None:
+    """In every version of the handshake era: the SDK writes structuredContent in each."""
+    initialize = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": version}}
     _filled(tmp_path)
-    messages = [INITIALIZE, INITIALIZED, *_reads()]
+    _session(tmp_path, [initialize])  # keeps this version's initialize answer
+    messages = [initialize, INITIALIZED, *_reads()]
     early, early_log = _session(tmp_path, messages)
     server, server_log = _session(tmp_path, messages, GRAPHMEM_EARLY_READS="0")
     assert _early_calls(early_log) == [tool for tool, _ in READS]  # all answered early

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from graphmem.early_handshake import Handshake, _stdio_serve_data_dir
+from graphmem.early_handshake import Handshake, KeptAnswer, _stdio_serve_data_dir
 
 
 @pytest.mark.parametrize(
@@ -56,9 +56,12 @@ def test_the_command_and_the_early_path_load_neither_the_sdk_nor_the_store() -> 
 
 def test_only_the_sdks_answer_to_the_early_initialize_is_held_back_once() -> None:
     # Whichever spelling of the id the SDK echoes, its answer is not written a second time.
-    assert Handshake(b"", request_id="1").owns(1)
-    handshake = Handshake(b"", request_id=1, answered=b"kept")
+    spelled = Handshake(b"")
+    spelled.owe("1", KeptAnswer(None))
+    assert spelled.owns(1)
+    handshake = Handshake(b"")
+    handshake.owe(1, KeptAnswer(None, answered=b"kept"))
     assert not handshake.owns(2)
     assert handshake.owns(1)
-    assert handshake.settle(b"kept", success=True) == (None, None)
+    assert handshake.settle(1, b"kept", success=True) == (None, None)
     assert not handshake.owns(1)  # a client may reuse the id later: that answer goes out
