@@ -128,7 +128,7 @@ def _import_file(args: argparse.Namespace, settings: Settings) -> int:
         # One checkpoint when the import is done, none while it runs: a bulk load would
         # otherwise stop to snapshot an ever larger graph again and again.
         settings = replace(settings, checkpoint_every=sys.maxsize)
-    from tqdm import tqdm  # type: ignore[import-untyped]  # noqa: PLC0415 (only `import` needs it)
+    from tqdm import tqdm  # noqa: PLC0415 (only `import` needs it)
 
     done = 0
     try:
