@@ -195,8 +195,9 @@ def _start_replicator(
     if (problem := replica_token_problem(event_log.node_id)) is not None:
         log.error("replication_not_started", reason=problem)
         return
-    try:
-        from graphmem.replication.nats_link import NatsLink  # noqa: PLC0415 (nats-py only now)
+    try:  # nats-py only now
+        from graphmem.replication.nats_link import NatsLink  # noqa: PLC0415
+        from graphmem.replication.process_link import ProcessLink  # noqa: PLC0415
     except ImportError as missing:
         log.error(
             "replication_not_started",
@@ -204,12 +205,22 @@ def _start_replicator(
         )
         return
     state_file = settings.data_dir / STATE_FILE
-    link = NatsLink(
-        settings.replication,
-        event_log,
-        state_file,
-        discover_every=settings.replication.discover_seconds,
-    )
+    link: NatsLink | ProcessLink
+    if isinstance(event_log, LmdbEventLog):  # the sender process opens the data dir's log
+        link = ProcessLink(
+            settings.replication,
+            event_log,
+            state_file,
+            discover_every=settings.replication.discover_seconds,
+            log_level=settings.log_level or "INFO",
+        )
+    else:  # a log in memory: one process can read it
+        link = NatsLink(
+            settings.replication,
+            event_log,
+            state_file,
+            discover_every=settings.replication.discover_seconds,
+        )
 
     def replicator(handle: SupervisorHandle) -> pykka.ActorRef[ReplicatorActor]:
         return ReplicatorActor.start(graph, link, event_log.node_id)
