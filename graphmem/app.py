@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -212,7 +213,8 @@ def _start_replicator(
             event_log,
             state_file,
             discover_every=settings.replication.discover_seconds,
-            log_level=settings.log_level or "INFO",
+            # The server's own level (set up before the stack: GRAPHMEM_LOG_LEVEL or serve's).
+            log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()),
         )
     else:  # a log in memory: one process can read it
         link = NatsLink(

@@ -201,17 +201,24 @@ class NatsLink:
     def state(self) -> LinkState:
         return self._state
 
-    def note_sender(self, report: dict[str, Any] | None, exited: str | None = None) -> None:
-        """The sender process's state line (`report`), or its exit (`exited`, what happened):
-        merged into this link's state on its loop (called from the process's watcher)."""
+    def note_sender(
+        self, report: dict[str, Any] | None, exited: str | None = None, *, stopped: bool = False
+    ) -> None:
+        """The sender process's state line (`report`), its unexpected exit (`exited`, what
+        happened) or its stop with the server (`stopped`): merged into this link's state on
+        its loop (called from the process's watcher)."""
         loop = self._loop
         if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop closed at shutdown
-                loop.call_soon_threadsafe(self._merge_sender, report, exited)
+                loop.call_soon_threadsafe(self._merge_sender, report, exited, stopped)
 
-    def _merge_sender(self, report: dict[str, Any] | None, exited: str | None) -> None:
+    def _merge_sender(
+        self, report: dict[str, Any] | None, exited: str | None, stopped: bool = False
+    ) -> None:
         state, me = self._state, self._node
         sender = state.sender
+        if stopped:
+            sender.update(running=False, connected=False)
         if report is not None:
             sender.update(
                 pid=report.get("pid"), running=True, connected=bool(report.get("connected"))

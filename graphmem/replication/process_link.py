@@ -63,4 +63,6 @@ class ProcessLink:
 
     def stop(self, timeout: float) -> None:
         self._sender.stop(timeout)
+        # Before the receiver's last write of the state file: the sender stopped with it.
+        self._receiver.note_sender(None, stopped=True)
         self._receiver.stop(timeout)

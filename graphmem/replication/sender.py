@@ -1,7 +1,8 @@
 """The sender process: this node's events out to the hub, in a process of its own.
 
 Run by the server (graphmem.replication.sender_process), never by hand:
-`python -m graphmem.replication.sender CONFIG_JSON WAKE_FD`. It opens the data dir's log to
+`python -m graphmem.replication.sender WAKE_FD`, its configuration (JSON) the first line on
+stdin, not in argv, where a hub URL's password would show in `ps`. It opens the data dir's log to
 read it (LMDB lets several processes share it; it never writes), and runs a NatsLink's
 outbound half: the hub's copy of this node's stream against the log, the difference published
 in order. In the server's process that half cost a write about 20 % more CPU, a third on the
@@ -9,8 +10,9 @@ link's thread and the rest in the writer slowed by sharing the interpreter with 
 item 7; docs/design-notes.md "The sender in a process of its own").
 
 Its pipes, all from the server:
-- stdin: never written; its end (EOF) means the server stopped or died, and this process
-  exits (bounded: a hard exit if the link does not stop in time). No orphan outlives it.
+- stdin: the configuration line, then nothing; its end (EOF) means the server stopped or
+  died, and this process exits (bounded: a hard exit if the link does not stop in time):
+  no orphan outlives the server.
 - WAKE_FD: one byte per local commit; read only while the outbound loop is idle.
 - stdout: the link's state as one JSON line per change (about twice a second), which the
   server merges into `replication.json` (status, stats, doctor).
@@ -49,7 +51,7 @@ def encode_config(
     durability: Durability,
     log_level: str,
 ) -> str:
-    """The sender's whole configuration as one argv word (JSON)."""
+    """The sender's whole configuration as one line (JSON)."""
     replication = {
         key: (str(value) if isinstance(value, Path) else value)
         for key, value in asdict(settings).items()
@@ -90,14 +92,17 @@ def _state_line(state: LinkState) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python -m graphmem.replication.sender CONFIG_JSON WAKE_FD", file=sys.stderr)
+    if len(argv) != 1:
+        print("usage: python -m graphmem.replication.sender WAKE_FD", file=sys.stderr)
         return 2
     # Ctrl-C at a terminal reaches the whole process group: the server decides when this
     # process stops (it closes stdin), so that it never stops before the server does.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    settings, data_dir, node_id, durability, log_level = decode_config(argv[0])
-    wake_fd = int(argv[1])
+    line = sys.stdin.buffer.readline()
+    if not line:  # the server is gone already
+        return 0
+    settings, data_dir, node_id, durability, log_level = decode_config(line.decode())
+    wake_fd = int(argv[0])
     # Background work: on a busy machine the server's writer (a client waits on it) goes
     # first; sending a burst's round a little later costs no acknowledged write anything.
     with contextlib.suppress(OSError):

@@ -105,7 +105,6 @@ class SenderProcess:
                     sys.executable,
                     "-m",
                     "graphmem.replication.sender",
-                    self._config,
                     str(self._wake_r),
                 ],
                 stdin=subprocess.PIPE,
@@ -113,6 +112,12 @@ class SenderProcess:
                 pass_fds=(self._wake_r,),
             )
             pid = self._proc.pid
+            assert self._proc.stdin is not None
+            try:  # a line in an empty pipe: never blocks
+                self._proc.stdin.write(self._config.encode() + b"\n")
+                self._proc.stdin.flush()
+            except OSError:  # it died at once: the watcher reports and restarts it
+                pass
         self._on_started(pid, self.restarts)
         log.info("replication_sender_started", pid=pid, restarts=self.restarts)
 
