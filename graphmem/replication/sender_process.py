@@ -72,6 +72,8 @@ class SenderProcess:
     def wake(self) -> None:
         """A local commit (on the writer's thread): one byte, never blocking. A full pipe
         means the sender is busy or down, and reads the log before it waits again."""
+        if self._stopping.is_set():  # its descriptor may be closed, its number reused
+            return
         with contextlib.suppress(BlockingIOError, OSError):
             os.write(self._wake_w, b"\0")
 
