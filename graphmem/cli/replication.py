@@ -150,6 +150,8 @@ def _sender_line(sender: dict[str, Any] | None) -> str:
     """The sender process (this node's events out to the hub), as the server last saw it."""
     if not sender:
         return "-"
+    if sender.get("waiting"):
+        return "not started: this node has no events of its own yet (it starts at the first)"
     restarts = f", restarted {sender['restarts']} times" if sender.get("restarts") else ""
     if sender.get("running"):
         return f"running (pid {sender.get('pid')}{restarts})"

@@ -248,6 +248,7 @@ class NatsLink:
 
     def _sender_started(self, pid: int, restarts: int) -> None:
         self._state.sender.update(pid=pid, running=True, restarts=restarts)
+        self._state.sender.pop("waiting", None)
         self._state_dirty = True
 
     # --- the loop -----------------------------------------------------------------------------

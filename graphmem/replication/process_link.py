@@ -42,6 +42,8 @@ class ProcessLink:
         config = encode_config(
             settings, Path(event_log.path), event_log.node_id, event_log.durability, log_level
         )
+        self._node = event_log.node_id
+        self._log = event_log
         self._sender = SenderProcess(
             config, self._receiver.note_sender, self._receiver.note_sender_started
         )
@@ -55,8 +57,12 @@ class ProcessLink:
         return self._sender
 
     def start(self, port: ReplicatorPort | None) -> None:
+        # Until it starts (see SenderProcess), the status says why none runs.
+        self._receiver.state.sender.update(running=False, waiting=True)
         self._receiver.start(port)  # first: it takes the sender's state lines
         self._sender.start()
+        if self._log.last_origin_seq(self._node) > 0:
+            self._sender.need()
 
     def wake(self) -> None:
         self._sender.wake()

@@ -1,8 +1,11 @@
 """The server's side of the sender process (graphmem.replication.sender): start it, wake it,
 watch it, restart it, stop it.
 
-The sender is started with the replicator and stopped with it. It exits by itself when this
-process dies (its stdin reaches EOF), so it never outlives the server. When it exits while
+The sender is started when there is something to send: at once when the log holds events of
+this node, else at its first local commit (a fresh node catching up from the hub has none, and
+a process started beside the catch-up took CPU from it). It is stopped with the replicator,
+and exits by itself when this process dies (its stdin reaches EOF): it never outlives the
+server. When it exits while
 the server runs (a crash, a kill), the exit is reported in the replication state (`graphmem
 replication status`, `stats`, `doctor`) and it is started again after a backoff (0.5 s,
 doubling to 30 s; reset once it has run a minute). Nothing is lost meanwhile: the log is the
@@ -53,6 +56,7 @@ class SenderProcess:
         os.set_blocking(self._wake_w, False)
         self._proc: subprocess.Popen[bytes] | None = None
         self._stopping = threading.Event()
+        self._needed = threading.Event()  # something to send: start the sender
         self._lock = threading.Lock()  # start and stop of the child
         self._watcher: threading.Thread | None = None
         self.restarts = 0
@@ -63,23 +67,31 @@ class SenderProcess:
         return proc.pid if proc is not None else None
 
     def start(self) -> None:
-        self._spawn()
+        """Watch for the need of a sender (see need); none runs before."""
         self._watcher = threading.Thread(
             target=self._watch, name="replication-sender-watch", daemon=True
         )
         self._watcher.start()
+
+    def need(self) -> None:
+        """There are events of this node to send: start the sender (on the watcher's thread)."""
+        if not self._needed.is_set():
+            self._needed.set()
 
     def wake(self) -> None:
         """A local commit (on the writer's thread): one byte, never blocking. A full pipe
         means the sender is busy or down, and reads the log before it waits again."""
         if self._stopping.is_set():  # its descriptor may be closed, its number reused
             return
+        if not self._needed.is_set():
+            self._needed.set()
         with contextlib.suppress(BlockingIOError, OSError):
             os.write(self._wake_w, b"\0")
 
     def stop(self, timeout: float) -> None:
         """Close the sender's stdin (it exits); kill it if it has not within `timeout`."""
         self._stopping.set()
+        self._needed.set()  # the watcher, if still waiting for a need, returns
         with self._lock:
             proc = self._proc
         if proc is not None:
@@ -123,7 +135,23 @@ class SenderProcess:
         self._on_started(pid, self.restarts)
         log.info("replication_sender_started", pid=pid, restarts=self.restarts)
 
+    def _spawn_until_started(self, backoff: float) -> bool:
+        """Start a sender, retrying while the system refuses; False once stopping."""
+        while True:
+            try:
+                self._spawn()
+                return not self._stopping.is_set()
+            except OSError as error:  # no fork (memory, pids): try again later
+                log.warning("replication_sender_not_started", reason=str(error))
+                self._on_report(None, f"the sender process could not be started: {error}")
+                if self._stopping.wait(backoff):
+                    return False
+                backoff = min(backoff * 2, MAX_BACKOFF)
+
     def _watch(self) -> None:
+        self._needed.wait()  # set by need, wake or stop
+        if self._stopping.is_set() or not self._spawn_until_started(FIRST_BACKOFF):
+            return
         backoff = FIRST_BACKOFF
         while True:
             proc = self._proc
@@ -156,18 +184,9 @@ class SenderProcess:
             self._on_report(None, what)
             if self._stopping.wait(backoff):
                 return
-            while True:
-                backoff = min(backoff * 2, MAX_BACKOFF)
-                self.restarts += 1
-                try:
-                    self._spawn()
-                    break
-                except OSError as error:  # no fork (memory, pids): try again later
-                    log.warning("replication_sender_not_started", reason=str(error))
-                    self._on_report(None, f"the sender process could not be started: {error}")
-                    if self._stopping.wait(backoff):
-                        return
-            if self._stopping.is_set():
+            backoff = min(backoff * 2, MAX_BACKOFF)
+            self.restarts += 1
+            if not self._spawn_until_started(backoff):
                 return
 
 

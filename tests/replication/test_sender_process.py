@@ -125,3 +125,18 @@ def test_the_state_file_says_the_sender_stopped_with_the_server(
     assert _gone(pid)
     assert _sender(a.dir)["running"] is False
     assert json.loads((a.dir / STATE_FILE).read_text())["sender"].get("last_exit") is None
+
+
+def test_a_node_with_nothing_of_its_own_runs_no_sender_until_its_first_write(
+    hub: Hub, nodes: Callable[..., Node]
+) -> None:
+    a = nodes("a", hub.url)
+    a.create("from a")
+    b = nodes("b", hub.url)  # a fresh node: it only receives (a catch-up, nothing to send)
+    converged([a, b])
+    assert _sender(b.dir) == {"running": False, "waiting": True}
+    assert "not started: this node has no events of its own yet" in _status(b)
+    b.create("from b")
+    converged([a, b])
+    assert a.query(lambda graph: graph.has_entity("from b"))
+    wait_for(lambda: _sender(b.dir).get("running") is True, what="b's sender in the state")
