@@ -104,6 +104,9 @@ class SenderProcess:
                     proc.wait(timeout)
         if self._watcher is not None:
             self._watcher.join(timeout)
+        if proc is not None:  # the watcher closes them too, unless it stopped before reading
+            _close(proc.stdin)
+            _close(proc.stdout)
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -140,7 +143,7 @@ class SenderProcess:
         while True:
             try:
                 self._spawn()
-                return not self._stopping.is_set()
+                return not self._stopping.is_set()  # if set, stop closes its pipes
             except OSError as error:  # no fork (memory, pids): try again later
                 log.warning("replication_sender_not_started", reason=str(error))
                 self._on_report(None, f"the sender process could not be started: {error}")
@@ -159,11 +162,12 @@ class SenderProcess:
                 return
             started = time.monotonic()
             assert proc.stdout is not None
-            for line in proc.stdout:  # ends when the sender exits (or closes stdout)
-                with contextlib.suppress(ValueError):
-                    report = json.loads(line)
-                    if isinstance(report, dict):
-                        self._on_report(report, None)
+            with contextlib.suppress(ValueError, OSError):  # closed by stop meanwhile
+                for line in proc.stdout:  # ends when the sender exits (or closes stdout)
+                    with contextlib.suppress(ValueError):
+                        report = json.loads(line)
+                        if isinstance(report, dict):
+                            self._on_report(report, None)
             try:
                 code = proc.wait(EXIT_WAIT)
             except subprocess.TimeoutExpired:
