@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -195,8 +196,9 @@ def _start_replicator(
     if (problem := replica_token_problem(event_log.node_id)) is not None:
         log.error("replication_not_started", reason=problem)
         return
-    try:
-        from graphmem.replication.nats_link import NatsLink  # noqa: PLC0415 (nats-py only now)
+    try:  # nats-py only now
+        from graphmem.replication.nats_link import NatsLink  # noqa: PLC0415
+        from graphmem.replication.process_link import ProcessLink  # noqa: PLC0415
     except ImportError as missing:
         log.error(
             "replication_not_started",
@@ -204,12 +206,23 @@ def _start_replicator(
         )
         return
     state_file = settings.data_dir / STATE_FILE
-    link = NatsLink(
-        settings.replication,
-        event_log,
-        state_file,
-        discover_every=settings.replication.discover_seconds,
-    )
+    link: NatsLink | ProcessLink
+    if isinstance(event_log, LmdbEventLog):  # the sender process opens the data dir's log
+        link = ProcessLink(
+            settings.replication,
+            event_log,
+            state_file,
+            discover_every=settings.replication.discover_seconds,
+            # The server's own level (set up before the stack: GRAPHMEM_LOG_LEVEL or serve's).
+            log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()),
+        )
+    else:  # a log in memory: one process can read it
+        link = NatsLink(
+            settings.replication,
+            event_log,
+            state_file,
+            discover_every=settings.replication.discover_seconds,
+        )
 
     def replicator(handle: SupervisorHandle) -> pykka.ActorRef[ReplicatorActor]:
         return ReplicatorActor.start(graph, link, event_log.node_id)

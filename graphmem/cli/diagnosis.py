@@ -190,6 +190,15 @@ def _replication(settings: Settings) -> Iterator[Finding]:
             f"the server's link last reported: {state['last_error']} "
             f"(`graphmem replication status` shows its state)",
         )
+    sender = state.get("sender") if state is not None else None
+    if isinstance(sender, dict) and sender.get("last_exit") and not sender.get("running"):
+        yield Finding(
+            Level.WARNING,
+            "replication",
+            f"the server's sender process is not running: {sender['last_exit']}",
+            "the server restarts it by itself; if it keeps exiting, its error is in the "
+            "server's log (stderr or GRAPHMEM_LOG_FILE)",
+        )
 
 
 # How long the doctor waits for an external authorization server's metadata.

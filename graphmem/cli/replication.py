@@ -129,6 +129,7 @@ def print_report(report: dict[str, Any], out: TextIO) -> None:
         lines += [
             f"hub           {reachable} (as of {server['as_of']}, server pid {server['pid']})",
             f"to send       {server['to_send']} of this node's events",
+            f"sender        {_sender_line(server.get('sender'))}",
             f"last error    {server['last_error'] or '-'}"
             + (f" at {server['last_error_at']}" if server["last_error"] else ""),
         ]
@@ -143,6 +144,18 @@ def print_report(report: dict[str, Any], out: TextIO) -> None:
     lines += [f"PROBLEM       {problem}" for problem in report["problems"]]
     lines += [f"note          {note}" for note in report["notes"]]
     out.write("\n".join(lines) + "\n")
+
+
+def _sender_line(sender: dict[str, Any] | None) -> str:
+    """The sender process (this node's events out to the hub), as the server last saw it."""
+    if not sender:
+        return "-"
+    if sender.get("waiting"):
+        return "not started: this node has no events of its own yet (it starts at the first)"
+    restarts = f", restarted {sender['restarts']} times" if sender.get("restarts") else ""
+    if sender.get("running"):
+        return f"running (pid {sender.get('pid')}{restarts})"
+    return f"NOT running{restarts}: {sender.get('last_exit') or 'stopped with the server'}"
 
 
 def _status_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -25,8 +25,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +89,24 @@ class NatsLink:
         state_file: Path | None,
         *,
         discover_every: float = 1.0,
+        send: bool = True,
+        receive: bool = True,
+        wake_fd: int | None = None,
+        state_out: Callable[[LinkState], None] | None = None,
+        state_every: float = 1.0,
     ) -> None:
+        """`send` runs the outbound task, `receive` the peers' feeds, discovery and the
+        frontier report (the server runs each half in a process of its own: see
+        graphmem.replication.sender). `wake_fd`, the read end of a pipe, wakes an idle
+        outbound loop (one byte per commit, written by another process); `state_out` takes
+        the state instead of `state_file`, every `state_every` seconds it changed."""
         assert settings.url is not None, "only started when replication is configured"
+        self._send, self._receive = send, receive
+        self._wake_fd = wake_fd
+        self._state_out = state_out
+        self._state_every = state_every
+        # The sender process's last error stamp, so each of its errors is taken once.
+        self._sender_error_at: float | None = None
         self._settings = settings
         self._urls = [u.strip() for u in settings.url.split(",") if u.strip()]
         self._log = event_log
@@ -120,7 +138,7 @@ class NatsLink:
 
     # --- the Link protocol (called from other threads) --------------------------------------
 
-    def start(self, port: ReplicatorPort) -> None:
+    def start(self, port: ReplicatorPort | None) -> None:
         self._port = port
         started = threading.Event()
         self._thread = threading.Thread(
@@ -147,6 +165,30 @@ class NatsLink:
         if self._changed is not None:
             self._changed.set()
 
+    def _set_idle(self, idle: bool) -> None:
+        """Mark the outbound loop idle (waiting for a commit) or busy. With a wake pipe, an
+        idle loop watches it and a busy one does not: a burst's bytes wait in the pipe rather
+        than wake this process once per commit, and are drained here before the loop reads
+        the log (a commit after that read writes a byte that wakes it)."""
+        self._idle = idle
+        fd, loop = self._wake_fd, self._loop
+        if fd is None or loop is None:
+            return
+        if idle:
+            _drain(fd)
+            loop.add_reader(fd, self._on_wake_pipe)
+        else:
+            loop.remove_reader(fd)
+
+    def _on_wake_pipe(self) -> None:
+        fd, loop = self._wake_fd, self._loop
+        assert fd is not None and loop is not None
+        loop.remove_reader(fd)
+        if _drain(fd):  # the writer's end closed: the server is gone (the sender exits)
+            log.info("replication_wake_pipe_closed")
+        if self._changed is not None:
+            self._changed.set()
+
     def stop(self, timeout: float) -> None:
         loop, task = self._loop, self._main_task
         if loop is not None and task is not None:
@@ -158,6 +200,56 @@ class NatsLink:
     @property
     def state(self) -> LinkState:
         return self._state
+
+    def note_sender(
+        self, report: dict[str, Any] | None, exited: str | None = None, *, stopped: bool = False
+    ) -> None:
+        """The sender process's state line (`report`), its unexpected exit (`exited`, what
+        happened) or its stop with the server (`stopped`): merged into this link's state on
+        its loop (called from the process's watcher)."""
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed at shutdown
+                loop.call_soon_threadsafe(self._merge_sender, report, exited, stopped)
+
+    def _merge_sender(
+        self, report: dict[str, Any] | None, exited: str | None, stopped: bool = False
+    ) -> None:
+        state, me = self._state, self._node
+        sender = state.sender
+        if stopped:
+            sender.update(running=False, connected=False)
+        if report is not None:
+            sender.update(
+                pid=report.get("pid"), running=True, connected=bool(report.get("connected"))
+            )
+            for name in ("to_send", "published", "rounds"):
+                if isinstance(value := report.get(name), int):
+                    setattr(state, name, value)
+            if isinstance(held := report.get("hub_holds", {}).get(me), int):
+                state.hub_holds[me] = held
+            at = report.get("last_error_at")
+            if report.get("last_error") and at != self._sender_error_at:
+                self._sender_error_at = at
+                self._error(str(report["last_error"]))
+        if exited is not None:
+            sender.update(running=False, connected=False, last_exit=exited)
+            self._error(exited)
+            # What is left to send, from the log and the hub's last known copy: the
+            # process that counted it is gone.
+            state.to_send = max(self._log.last_origin_seq(me) - state.hub_holds.get(me, 0), 0)
+        self._state_dirty = True
+
+    def note_sender_started(self, pid: int, restarts: int) -> None:
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._sender_started, pid, restarts)
+
+    def _sender_started(self, pid: int, restarts: int) -> None:
+        self._state.sender.update(pid=pid, running=True, restarts=restarts)
+        self._state.sender.pop("waiting", None)
+        self._state_dirty = True
 
     # --- the loop -----------------------------------------------------------------------------
 
@@ -173,7 +265,7 @@ class NatsLink:
             asyncio.run(main())
 
     async def _main(self) -> None:
-        writer = asyncio.create_task(self._write_state_every(1.0))
+        writer = asyncio.create_task(self._write_state_every(self._state_every))
         try:
             backoff = 0.5
             while True:
@@ -198,11 +290,12 @@ class NatsLink:
         log.info("replication_connected", hub=self._state.hub, group=self._group)
         self._nc = nc
         js = self._js = nc.jetstream(timeout=5.0)
-        tasks = [
-            asyncio.create_task(self._outbound(js)),
-            asyncio.create_task(self._discover(js)),
-            asyncio.create_task(self._report_frontier(js)),
-        ]
+        tasks = []
+        if self._send:
+            tasks.append(asyncio.create_task(self._outbound(js)))
+        if self._receive:
+            tasks.append(asyncio.create_task(self._discover(js)))
+            tasks.append(asyncio.create_task(self._report_frontier(js)))
         try:
             closed = asyncio.Event()
             self._closed_event = closed
@@ -276,7 +369,7 @@ class NatsLink:
         while True:
             try:
                 changed.clear()  # a wake from now on triggers another round
-                self._idle = True  # before the log is read: a commit after it wakes the loop
+                self._set_idle(True)  # before the log is read: a commit after it wakes it
                 self._reconnected.clear()
                 if self._resync:
                     self._resync, known = False, None
@@ -295,7 +388,7 @@ class NatsLink:
                     continue
                 if hub_last == mine:
                     woken = await _wait(changed, IDLE_RECHECK)
-                    self._idle = False
+                    self._set_idle(False)
                     if woken:
                         # A commit after a quiet spell goes out at once; commits in a burst
                         # gather so that one round (a fixed cost in this process's CPU)
@@ -304,7 +397,7 @@ class NatsLink:
                     else:
                         known = None
                     continue
-                self._idle = False
+                self._set_idle(False)
                 if not full and asyncio.get_running_loop().time() < last_round + window:
                     # Commits that came in during the last round: gather the rest of the
                     # burst too (a backlog, after a full round, goes on at once).
@@ -643,11 +736,23 @@ class NatsLink:
     def _flush_state(self) -> None:
         self._state_dirty = False
         self._state.updated_at = time.time()
-        if self._state_file is not None:
+        if self._state_out is not None:
+            self._state_out(self._state)
+        elif self._state_file is not None:
             try:
                 write_state(self._state_file, self._state)
             except OSError as error:
                 log.warning("replication_state_not_written", reason=str(error))
+
+
+def _drain(fd: int) -> bool:
+    """Read what a non-blocking pipe holds; True at its end (the writer closed it)."""
+    while True:
+        try:
+            if not os.read(fd, 65536):
+                return True
+        except BlockingIOError:
+            return False
 
 
 def _hpub_batch(

@@ -37,6 +37,9 @@ class LinkState:
     published: int = 0  # since the process started
     rounds: int = 0  # outbound rounds (a batch published, one ack awaited) since then
     received: int = 0
+    # The sender process (this node's events out to the hub; graphmem.replication.sender):
+    # pid, running, connected (its own connection), restarts, last_exit.
+    sender: dict[str, Any] = field(default_factory=dict)
     updated_at: float | None = None
     pid: int = field(default_factory=os.getpid)
 
@@ -170,6 +173,7 @@ def _server(state: dict[str, Any] | None) -> dict[str, Any] | None:
         "to_send": state.get("to_send"),
         "published": state.get("published"),
         "received": state.get("received"),
+        "sender": state.get("sender"),
         "last_error": state.get("last_error"),
         "last_error_at": _iso(state.get("last_error_at")),
         "as_of": _iso(updated),

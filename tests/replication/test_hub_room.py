@@ -22,6 +22,10 @@ def last_error(node: Node) -> str:
     return str((read_state(node.dir / STATE_FILE) or {}).get("last_error") or "")
 
 
+def published(node: Node) -> int:
+    return int((read_state(node.dir / STATE_FILE) or {}).get("published") or 0)
+
+
 def test_a_node_the_hub_has_no_room_for_says_what_to_do_and_the_others_go_on(
     tmp_path: Path,
 ) -> None:
@@ -34,6 +38,9 @@ def test_a_node_the_hub_has_no_room_for_says_what_to_do_and_the_others_go_on(
             node = Node(tmp_path, name, hub.url, max_stream_bytes=MIB).start()
             nodes.append(node)
             node.create(f"from {name}")
+            if name != "c":  # its stream made before the next node starts (each node's
+                # sender process makes its own, so the order is otherwise a race)
+                wait_for(lambda node=node: published(node) >= 1, what=f"{name}'s first event")
         a, b, c = nodes
         # Two streams of 1 MiB fill the 2 MiB store: a and b replicate, c has no room.
         wait_for(
