@@ -15,7 +15,7 @@ from eventstore import checkpoints, keys
 from eventstore.events import AnyEvent, Cause, Envelope, encode_envelope
 from eventstore.hlc import HybridLogicalClock
 from eventstore.lmdb_env import SharedEnv
-from eventstore.log import LogError, RemoteAppend
+from eventstore.log import LogError, RemoteAppend, append_in_origin_order
 from eventstore.plain_events import PlainAppend, PlainEvent, PlainRecord, encode_plain
 from eventstore.records import decode_records
 
@@ -166,41 +166,31 @@ class LmdbLogTransaction:
 
     def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:
         self._require_open()
-        stored: list[Envelope] = []
-        skipped = 0
-        gaps: dict[str, int] = {}
-        meta, seqs = self._shared.meta_db, self._remote_seqs
-        for envelope in envelopes:
-            origin = envelope.origin
-            if origin in gaps:
-                continue  # refused with the gap before it
-            if origin == self._node_id:
-                last = self._last_seq
-            elif origin in seqs:
-                last = seqs[origin]
-            else:
-                last = seqs[origin] = get_u64(self._txn, keys.seq_counter_key(origin), meta)
-            if envelope.origin_seq <= last:
-                skipped += 1
-                continue
-            if envelope.origin_seq != last + 1:
-                gaps[origin] = last + 1
-                continue
-            placed = msgspec.structs.replace(envelope, position=self._position + 1)
-            try:
-                self._put_one(placed)
-            except lmdb.MapFullError:
-                self.map_full = True
-                raise
-            self._position += 1
-            self.appended += 1
-            if origin == self._node_id:
-                self._last_seq += 1  # our own events, brought back from a peer
-            else:
-                seqs[origin] = envelope.origin_seq
-            self._hlc = self._clock.observe(self._hlc, envelope.hlc)
-            stored.append(placed)
-        return RemoteAppend(stored, skipped, gaps)
+        return append_in_origin_order(envelopes, self._last_of, self._store_remote)
+
+    def _last_of(self, origin: str) -> int:
+        if origin == self._node_id:
+            return self._last_seq
+        seqs = self._remote_seqs
+        if origin not in seqs:
+            seqs[origin] = get_u64(self._txn, keys.seq_counter_key(origin), self._shared.meta_db)
+        return seqs[origin]
+
+    def _store_remote(self, envelope: Envelope) -> Envelope:
+        placed = msgspec.structs.replace(envelope, position=self._position + 1)
+        try:
+            self._put_one(placed)
+        except lmdb.MapFullError:
+            self.map_full = True
+            raise
+        self._position += 1
+        self.appended += 1
+        if envelope.origin == self._node_id:
+            self._last_seq += 1  # our own events, brought back from a peer
+        else:
+            self._remote_seqs[envelope.origin] = envelope.origin_seq
+        self._hlc = self._clock.observe(self._hlc, envelope.hlc)
+        return placed
 
     def _put_one(self, envelope: Envelope) -> None:
         position = keys.u64(envelope.position)

@@ -161,6 +161,32 @@ class RemoteAppend(NamedTuple):
     gaps: dict[str, int]
 
 
+def append_in_origin_order(
+    envelopes: Sequence[Envelope],
+    last_of: Callable[[str], int],
+    store: Callable[[Envelope], Envelope],
+) -> RemoteAppend:
+    """The rule of `append_remote`, for every backend: per origin, an envelope this log holds
+    already (origin_seq <= `last_of(origin)`) is skipped, the next one (last + 1) is given to
+    `store` (which appends it, advances what `last_of` answers, and returns it placed), and one
+    past a gap is refused with every later one of its origin."""
+    stored: list[Envelope] = []
+    skipped = 0
+    gaps: dict[str, int] = {}
+    for envelope in envelopes:
+        origin = envelope.origin
+        if origin in gaps:
+            continue  # refused with the gap before it
+        last = last_of(origin)
+        if envelope.origin_seq <= last:
+            skipped += 1
+        elif envelope.origin_seq != last + 1:
+            gaps[origin] = last + 1
+        else:
+            stored.append(store(envelope))
+    return RemoteAppend(stored, skipped, gaps)
+
+
 class LogTransaction(Protocol):
     """One write transaction: see what others appended, then append, all or nothing."""
 

@@ -26,6 +26,7 @@ from eventstore.log import (
     LogError,
     LogTransaction,
     RemoteAppend,
+    append_in_origin_order,
 )
 from eventstore.plain_events import PlainAppend, PlainEvent, as_event
 
@@ -101,29 +102,17 @@ class InMemoryLogTransaction:
 
     def append_remote(self, envelopes: Sequence[Envelope]) -> RemoteAppend:
         self._require_open()
-        stored: list[Envelope] = []
-        skipped = 0
-        gaps: dict[str, int] = {}
-        for envelope in envelopes:
-            origin = envelope.origin
-            if origin in gaps:
-                continue
-            last = self._last_of(origin)
-            if envelope.origin_seq <= last:
-                skipped += 1
-                continue
-            if envelope.origin_seq != last + 1:
-                gaps[origin] = last + 1
-                continue
-            placed = msgspec.structs.replace(envelope, position=self.last_position() + 1)
-            self._staged.append(placed)
-            if origin == self.node_id:
-                self._next_seq += 1
-            else:
-                self._remote_last[origin] = envelope.origin_seq
-            self.hlc = self._log.clock.observe(self.hlc, envelope.hlc)
-            stored.append(placed)
-        return RemoteAppend(stored, skipped, gaps)
+        return append_in_origin_order(envelopes, self._last_of, self._stage_remote)
+
+    def _stage_remote(self, envelope: Envelope) -> Envelope:
+        placed = msgspec.structs.replace(envelope, position=self.last_position() + 1)
+        self._staged.append(placed)
+        if envelope.origin == self.node_id:
+            self._next_seq += 1
+        else:
+            self._remote_last[envelope.origin] = envelope.origin_seq
+        self.hlc = self._log.clock.observe(self.hlc, envelope.hlc)
+        return placed
 
     def _last_of(self, origin: str) -> int:
         if origin == self.node_id:
