@@ -161,6 +161,8 @@ class HttpSettings:
     max_sessions_per_client: int = 100
     # A connection must send a request's whole header within this many seconds.
     header_timeout_seconds: float = 10.0
+    # Answer each POST with one JSON body instead of an SSE stream (the SDK's json_response).
+    json_response: bool = False
     oauth: OAuthSettings = field(default_factory=OAuthSettings)
 
     @classmethod
@@ -183,6 +185,7 @@ class HttpSettings:
             header_timeout_seconds=_seconds(
                 env, "GRAPHMEM_HTTP_HEADER_TIMEOUT_SECONDS", defaults.header_timeout_seconds
             ),
+            json_response=_flag(env, "GRAPHMEM_HTTP_JSON_RESPONSE", default=False),
             oauth=OAuthSettings.from_env(env),
         )
 

@@ -21,6 +21,7 @@ from uvicorn.server import HANDLED_SIGNALS
 
 from graphmem.app import App
 from graphmem.http_service import (
+    AnswerSplicer,
     BearerAuth,
     HostCheck,
     InvalidIdCheck,
@@ -90,6 +91,7 @@ def _guarded_app(
     )
     sdk_app = server.streamable_http_app(
         streamable_http_path=HTTP_PATH,
+        json_response=http.json_response,
         host=host,
         transport_security=security,
         session_idle_timeout=http.session_idle_seconds,
@@ -97,7 +99,9 @@ def _guarded_app(
         max_sessions=2 * http.max_sessions,
         **(service.app_arguments() if service is not None else {}),
     )
-    sessions = SessionGuard(sdk_app, HTTP_PATH, limits)
+    # Whole-graph answers streamed into the SDK's responses; GRAPHMEM_FAST_CALLS=0: all whole.
+    inner: ASGIApp = AnswerSplicer(sdk_app) if server.fast_calls else sdk_app
+    sessions = SessionGuard(inner, HTTP_PATH, limits)
     guarded: ASGIApp = InvalidIdCheck(sessions)
     observability = None
     if server.metrics is not None:

@@ -23,6 +23,7 @@ from graphmem.cypher import INSTALL_HINT
 from graphmem.cypher import available as cypher_available
 from graphmem.faults import FAULTS, explain
 from graphmem.notifier import GRAPH_URI, Notifier
+from graphmem.spliced_answers import slot_of
 from graphmem.tools.base import (
     ToolContext,
     ToolInputError,
@@ -178,6 +179,15 @@ class MemoryServer(Server[Any]):
         )
 
 
+def _wire_result(ctx: ServerRequestContext[Any, Any], outcome: ToolOutcome) -> dict[str, Any]:
+    """The result the SDK is handed: a spooled answer that came over HTTP as stand-ins the
+    HTTP service writes it in place of, slice by slice (graphmem.spliced_answers)."""
+    slot = slot_of(ctx.request) if outcome.body is not None else None
+    if slot is not None:
+        return slot.stand_in(outcome)
+    return outcome.to_wire()
+
+
 def _cause(ctx: ServerRequestContext[Any, Any], tool: str) -> Cause:
     client = None
     params = ctx.session.client_params
@@ -314,7 +324,7 @@ def build_server(
     ) -> types.CallToolResult:
         outcome = await call_tool(params.name, params.arguments or {}, _cause(ctx, params.name))
         # A dict is a valid handler result for the SDK (see ToolOutcome.to_wire).
-        return outcome.to_wire()  # type: ignore[return-value]
+        return _wire_result(ctx, outcome)  # type: ignore[return-value]
 
     async def on_read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams

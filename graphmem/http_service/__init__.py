@@ -2,9 +2,11 @@
 
 Outermost first: Host/Origin checks (`origins`), bearer tokens (`auth`), `/health` and
 `/metrics` (`observability`), unusable JSON-RPC ids (`ids`), session limits (`sessions`); and
-below them all, a header-read timeout in uvicorn's protocol (`header_timeout`).
+below them all, a header-read timeout in uvicorn's protocol (`header_timeout`); innermost,
+next to the SDK's app, whole-graph answers written in slices (`answer_splicer`).
 """
 
+from graphmem.http_service.answer_splicer import AnswerSplicer
 from graphmem.http_service.auth import (
     LOOPBACK_NAMES,
     BearerAuth,
@@ -22,6 +24,7 @@ from graphmem.http_service.sessions import SessionGuard, SessionLimits
 
 __all__ = [
     "LOOPBACK_NAMES",
+    "AnswerSplicer",
     "BearerAuth",
     "HostCheck",
     "InvalidIdCheck",
