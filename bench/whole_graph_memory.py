@@ -9,7 +9,7 @@ VmHWM after each: the peak during the call, whatever the sampling could miss. Li
     python -m bench.whole_graph_memory --sizes 50000,1000000
     python -m bench.whole_graph_memory --sizes 50000 --official   # the official server too
     python -m bench.whole_graph_memory --sizes 1000000 --keep /var/tmp/wgm  # seed once, reuse
-    python -m bench.whole_graph_memory --sizes 50000 --http   # graphmem over streamable HTTP
+    python -m bench.whole_graph_memory --sizes 50000 --http sse,json,sse-whole   # over HTTP too
 """
 
 from __future__ import annotations
@@ -102,11 +102,21 @@ HELLO: dict[str, Any] = {
 }
 
 
-def measure_http(n: int, root: Path, *, reuse: bool = False) -> dict[str, Any]:
-    """One read_graph over streamable HTTP (the SDK's route, an SSE reply): its peak RSS."""
+# Over streamable HTTP: the answer streamed as an SSE event or a JSON body, or (`whole`) the
+# SDK's own path with the whole result built, as before issue 21's HTTP streaming.
+HTTP_MODES: dict[str, dict[str, str]] = {
+    "sse": {},
+    "json": {"GRAPHMEM_HTTP_JSON_RESPONSE": "1"},
+    "sse-whole": {"GRAPHMEM_FAST_CALLS": "0"},
+}
+
+
+def measure_http(n: int, root: Path, mode: str, *, reuse: bool = False) -> dict[str, Any]:
+    """One read_graph and one broad search over streamable HTTP in `mode`: their peak RSS."""
     store = seeded("graphmem", n, root, reuse=reuse)
-    env = base_env(GRAPHMEM_DIR=str(store.path), GRAPHMEM_LOG_LEVEL="WARNING")
+    env = base_env(GRAPHMEM_DIR=str(store.path), GRAPHMEM_LOG_LEVEL="WARNING", **HTTP_MODES[mode])
     address = f"127.0.0.1:{HTTP_PORT}"
+    row: dict[str, Any] = {"server": f"graphmem-http-{mode}", "n": n}
     with (root / "http.stderr.log").open("ab") as stderr:
         server = subprocess.Popen(
             [sys.executable, "-m", "graphmem", "serve", "--http", address], env=env, stderr=stderr
@@ -116,25 +126,34 @@ def measure_http(n: int, root: Path, *, reuse: bool = False) -> dict[str, Any]:
         post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         selective = {"name": "search_nodes", "arguments": {"query": unique_token(0)}}
         post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": selective})
-        before = sample(server.pid)
-        _reset_peak(server.pid)
-        started = time.perf_counter()
-        whole = {"name": "read_graph", "arguments": {}}
-        size = len(post({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": whole}))
-        seconds = time.perf_counter() - started
-        after = sample(server.pid)
+        row["rss_before_mb"] = round(sample(server.pid).rss_bytes / MB, 1)
+        for number, (label, tool, arguments) in enumerate(
+            (
+                ("read_graph", "read_graph", {}),
+                ("search_nodes_broad", "search_nodes", {"query": COMMON_WORD}),
+            )
+        ):
+            before = sample(server.pid)
+            _reset_peak(server.pid)
+            started = time.perf_counter()
+            call = {"name": tool, "arguments": arguments}
+            size = len(
+                post({"jsonrpc": "2.0", "id": 3 + number, "method": "tools/call", "params": call})
+            )
+            seconds = time.perf_counter() - started
+            after = sample(server.pid)
+            row[label] = {
+                "seconds": round(seconds, 3),
+                "rss_before_mb": round(before.rss_bytes / MB, 1),
+                "peak_mb": round(after.peak_rss_bytes / MB, 1),
+                "peak_over_before_mb": round((after.peak_rss_bytes - before.rss_bytes) / MB, 1),
+                "rss_after_mb": round(after.rss_bytes / MB, 1),
+                "reply_mb": round(size / MB, 1),
+            }
     finally:
         server.terminate()
         server.wait(600)
-    cell = {
-        "seconds": round(seconds, 3),
-        "rss_before_mb": round(before.rss_bytes / MB, 1),
-        "peak_mb": round(after.peak_rss_bytes / MB, 1),
-        "peak_over_before_mb": round((after.peak_rss_bytes - before.rss_bytes) / MB, 1),
-        "rss_after_mb": round(after.rss_bytes / MB, 1),
-        "reply_mb": round(size / MB, 1),
-    }
-    return {"server": "graphmem-http", "n": n, "read_graph": cell}
+    return row
 
 
 def _http_client(url: str) -> Callable[[dict[str, Any]], bytes]:
@@ -189,7 +208,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="50000,1000000", help="entities, comma-separated")
     parser.add_argument("--official", action="store_true", help="measure the official too")
     parser.add_argument("--out", type=Path, default=RESULTS / "whole_graph_memory.json")
-    parser.add_argument("--http", action="store_true", help="graphmem over HTTP too")
+    parser.add_argument(
+        "--http",
+        default="",
+        help=f"graphmem over HTTP too, in modes (comma-separated): {', '.join(HTTP_MODES)}",
+    )
+    parser.add_argument("--no-stdio", action="store_true", help="measure over HTTP only")
     parser.add_argument(
         "--keep", type=Path, help="seed the stores in this dir and reuse them in later runs"
     )
@@ -204,12 +228,13 @@ def main() -> None:
         else:
             root = args.keep
             root.mkdir(parents=True, exist_ok=True)
+        modes = [mode for mode in args.http.split(",") if mode]
         for n in sizes:
-            for server in servers:
+            for server in () if args.no_stdio else servers:
                 rows.append(measure(server, n, root, reuse=args.keep is not None))
                 print(json.dumps(rows[-1]), flush=True)
-            if args.http:
-                rows.append(measure_http(n, root, reuse=True))
+            for mode in modes:
+                rows.append(measure_http(n, root, mode, reuse=True))
                 print(json.dumps(rows[-1]), flush=True)
     results.update(rows=rows, load_after=load_average())
     args.out.parent.mkdir(parents=True, exist_ok=True)

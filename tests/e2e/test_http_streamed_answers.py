@@ -26,8 +26,12 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.e2e.http_support import HttpService, http_service
+from tests.e2e.http_support import HttpService, free_port, http_service
 from tests.e2e.support import call, value
+from tests.e2e.test_http_oauth_jwt import (
+    Issuer,
+    issuer,  # noqa: F401 - the JWT issuer fixture
+)
 
 WAIT = 60.0
 ERAS = ("2025-06-18", "2025-11-25")
@@ -92,8 +96,11 @@ class Reply:
 class RawSession:
     """A handshake-era session driven by hand, so every byte of a reply can be compared."""
 
-    def __init__(self, http: httpx.Client, url: str, version: str) -> None:
+    def __init__(
+        self, http: httpx.Client, url: str, version: str, *, token: str | None = None
+    ) -> None:
         self.http, self.url, self.version = http, url, version
+        self.token = token
         self.next_id = 0
         opened = self.post("initialize", self.hello(), session=None)
         assert opened.status == 200, opened.body
@@ -111,6 +118,8 @@ class RawSession:
 
     def headers(self, session: str | None) -> dict[str, str]:
         headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+        if self.token is not None:
+            headers["Authorization"] = f"Bearer {self.token}"
         if session is not None:
             headers["mcp-session-id"] = session
             headers["mcp-protocol-version"] = self.version
@@ -161,11 +170,17 @@ def test_a_streamed_answer_is_the_sdks_answer_byte_for_byte(
     tmp_path: Path, seed: int, json_response: str
 ) -> None:
     data_dir = imported(tmp_path / "data", random_graph(seed, 4000))
-    mode = {"GRAPHMEM_HTTP_JSON_RESPONSE": json_response}
-    with http_service(data_dir, tmp_path / "streamed.log", **mode) as service:
+    with http_service(
+        data_dir, tmp_path / "streamed.log", GRAPHMEM_HTTP_JSON_RESPONSE=json_response
+    ) as service:
         spliced = replies(service)
         assert streamed(service) == len(ERAS) * len(LARGE), "the large answers were streamed"
-    with http_service(data_dir, tmp_path / "whole.log", GRAPHMEM_FAST_CALLS="0", **mode) as service:
+    with http_service(
+        data_dir,
+        tmp_path / "whole.log",
+        GRAPHMEM_FAST_CALLS="0",
+        GRAPHMEM_HTTP_JSON_RESPONSE=json_response,
+    ) as service:
         whole = replies(service)
         assert streamed(service) == 0
     kind = "application/json" if json_response == "1" else "text/event-stream"
@@ -286,9 +301,10 @@ def test_a_client_gone_mid_answer_frees_the_spool_and_its_session_stays_usable(
 ) -> None:
     # ~12 MB of answer: far more than the socket buffers hold for a client that stops reading.
     data_dir = imported(tmp_path / "data", random_graph(5, 12_000))
-    mode = {"GRAPHMEM_HTTP_JSON_RESPONSE": json_response}
     with (
-        http_service(data_dir, tmp_path / "service.log", **mode) as service,
+        http_service(
+            data_dir, tmp_path / "service.log", GRAPHMEM_HTTP_JSON_RESPONSE=json_response
+        ) as service,
         httpx.Client(timeout=WAIT) as http,
     ):
         session = RawSession(http, service.url, ERAS[1])
@@ -328,3 +344,34 @@ def test_the_2026_era_takes_the_sdks_path_with_the_same_answer(tmp_path: Path) -
         streamed_value, modern_value = anyio.run(both)
         assert streamed(service) == 1, "only the handshake-era call was streamed"
     assert modern_value == streamed_value
+
+
+def test_oauth_scope_and_the_sessions_owner_are_enforced_before_an_answer_is_streamed(
+    tmp_path: Path,
+    issuer: Issuer,  # noqa: F811 - the fixture imported above
+) -> None:
+    data_dir = imported(tmp_path / "data", random_graph(7, 4000))
+    with (
+        http_service(
+            data_dir,
+            tmp_path / "service.log",
+            port=free_port(),
+            GRAPHMEM_OAUTH="external",
+            GRAPHMEM_OAUTH_ISSUER_URL=issuer.url,
+            GRAPHMEM_OAUTH_JWKS_URL=issuer.jwks_url,
+        ) as service,
+        httpx.Client(timeout=WAIT) as http,
+    ):
+        owner = RawSession(http, service.url, ERAS[0], token=issuer.sign(service.url))
+        assert owner.call("read_graph", {}).status == 200
+        assert streamed(service) == 1
+        session = owner.session
+        owner.token = issuer.sign(service.url, scope="other")
+        unscoped = owner.call("read_graph", {})
+        assert unscoped.status == 403
+        assert 'error="insufficient_scope"' in unscoped.headers["www-authenticate"]
+        # A valid token of someone else: the SDK answers as if the session did not exist.
+        owner.token = issuer.sign(service.url, sub="someone else", client_id="another")
+        foreign = owner.call("read_graph", {}, session=session)
+        assert foreign.status == 404 and b"Session not found" in foreign.body
+        assert streamed(service) == 1, "nothing was streamed to a refused request"
