@@ -269,9 +269,9 @@ def wait_for(condition: Any, what: str, service: HttpService) -> None:
         pause.wait(0.05)
 
 
-def walk_away_mid_answer(service: HttpService, session: RawSession) -> bytes:
-    """POST read_graph on `session` from a socket with a small window, read a little of the
-    answer, and close the connection (RST: unread data is pending)."""
+def slow_reader(service: HttpService, session: RawSession) -> socket.socket:
+    """A socket with a small window that has POSTed read_graph on `session` and read the
+    start of the answer: the rest waits in the server until it reads on."""
     message = json.dumps(
         {"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "read_graph"}}
     ).encode()
@@ -279,20 +279,49 @@ def walk_away_mid_answer(service: HttpService, session: RawSession) -> bytes:
         f"POST /mcp HTTP/1.1\r\nHost: {service.host}:{service.port}\r\n"
         f"Accept: {ACCEPT}\r\nContent-Type: application/json\r\n"
         f"mcp-session-id: {session.session}\r\nmcp-protocol-version: {session.version}\r\n"
-        f"Content-Length: {len(message)}\r\n\r\n"
+        f"Content-Length: {len(message)}\r\nConnection: close\r\n\r\n"
     ).encode() + message
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as raw:
-        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        raw.settimeout(WAIT)
-        raw.connect((service.host, service.port))
-        raw.sendall(request)
-        received = b""
-        while len(received) < 64 * 1024:
-            chunk = raw.recv(4096)
-            assert chunk, "the server closed the connection before the answer was under way"
-            received += chunk
+    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    raw.settimeout(WAIT)
+    raw.connect((service.host, service.port))
+    raw.sendall(request)
+    received = b""
+    while len(received) < 64 * 1024:
+        chunk = raw.recv(4096)
+        assert chunk, "the server closed the connection before the answer was under way"
+        received += chunk
+    assert received.startswith(b"HTTP/1.1 200")
+    return raw
+
+
+def walk_away_mid_answer(service: HttpService, session: RawSession) -> None:
+    """Start a read_graph from a slow reader and close its connection with unread data (RST)."""
+    with slow_reader(service, session) as raw:
         raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-    return received
+
+
+def test_an_answer_is_one_snapshot_and_writes_go_on_while_it_is_read(tmp_path: Path) -> None:
+    data_dir = imported(tmp_path / "data", random_graph(8, 12_000))
+    with (
+        http_service(data_dir, tmp_path / "service.log") as service,
+        httpx.Client(timeout=WAIT) as http,
+    ):
+        session = RawSession(http, service.url, ERAS[0])
+        with slow_reader(service, session) as raw:
+            # The answer is spooled: the writer is free while the client reads slowly.
+            note = {
+                "entities": [{"name": "written meanwhile", "entityType": "t", "observations": []}]
+            }
+            write = session.call("create_entities", note)
+            assert write.status == 200 and b"written meanwhile" in write.body
+            rest = b""
+            while chunk := raw.recv(1 << 16):
+                rest += chunk
+        assert b"written meanwhile" not in rest
+        wait_for(lambda: streamed(service) == 1, "answer_streamed logged", service)
+        later = session.call("read_graph", {})
+        assert b"written meanwhile" in later.body
 
 
 @pytest.mark.parametrize("json_response", ["0", "1"], ids=["sse", "json"])
@@ -309,8 +338,7 @@ def test_a_client_gone_mid_answer_frees_the_spool_and_its_session_stays_usable(
     ):
         session = RawSession(http, service.url, ERAS[1])
         first = session.call("read_graph", {})
-        received = walk_away_mid_answer(service, session)
-        assert received.startswith(b"HTTP/1.1 200")
+        walk_away_mid_answer(service, session)
 
         def gone() -> bool:
             return '"client_gone"' in service.log_path.read_text(errors="replace")
