@@ -144,9 +144,11 @@ def test_the_http_service_settings_are_read_and_the_token_is_kept_out_of_repr(
             "GRAPHMEM_HTTP_MAX_SESSIONS": "50",
             "GRAPHMEM_HTTP_MAX_SESSIONS_PER_CLIENT": "5",
             "GRAPHMEM_HTTP_HEADER_TIMEOUT_SECONDS": "2.5",
+            "GRAPHMEM_HTTP_JSON_RESPONSE": "yes",
         }
     )
     http = settings.http
+    assert http.json_response and not Settings.from_env({}).http.json_response
     assert http.token == "a-secret-of-some-length"
     assert http.token_file == tmp_path / "tokens"
     assert http.allowed_hosts == ("memory.example", "10.0.0.5:8765")
@@ -160,6 +162,11 @@ def test_the_http_service_settings_are_read_and_the_token_is_kept_out_of_repr(
 def test_http_timeouts_must_be_a_positive_number_of_seconds(value: str) -> None:
     with pytest.raises(SettingsError, match="GRAPHMEM_HTTP_SESSION_IDLE_SECONDS"):
         Settings.from_env({"GRAPHMEM_HTTP_SESSION_IDLE_SECONDS": value})
+
+
+def test_a_json_response_setting_that_is_not_a_flag_says_what_it_accepts() -> None:
+    with pytest.raises(SettingsError, match="GRAPHMEM_HTTP_JSON_RESPONSE='sse'.*1/true"):
+        Settings.from_env({"GRAPHMEM_HTTP_JSON_RESPONSE": "sse"})
 
 
 def test_the_graph_family_settings_default_to_a_home_in_the_data_dir(tmp_path: Path) -> None:
