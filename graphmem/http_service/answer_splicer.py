@@ -96,7 +96,7 @@ class _SplicingSend:
     async def _splice(self, message: Message, body: GraphBody, cuts: list[_Cut]) -> None:
         started = time.perf_counter()
         self.sent = 0
-        finished = False
+        finished = failed = False
         try:
             if self.start is not None:
                 start, self.start = self.start, None
@@ -106,14 +106,18 @@ class _SplicingSend:
                     await anyio.lowlevel.checkpoint()  # a long count must not hold the loop
                 await self.send(_with_length(start, length))
             finished = await self._write(_pieces(message["body"], cuts, body), message)
+        except Exception:  # the spool unreadable: the edge, the SDK answers 500
+            failed = True
+            log.exception("answer_stream_failed", transport="http", sent_bytes=self.sent)
+            raise
         finally:
-            # Written, or stopped (the watcher saw the client go, or the SDK's SSE response
-            # was cancelled by its own disconnect listener): the spool is freed now.
+            # Written, failed or stopped (the watcher saw the client go, or the SDK's SSE
+            # response was cancelled by its own disconnect listener): the spool is freed now.
             body.close()
             if finished:
                 ms = round((time.perf_counter() - started) * 1000, 3)
                 log.info("answer_streamed", transport="http", bytes=self.sent, ms=ms)
-            else:
+            elif not failed:
                 log.info("client_gone", transport="http", sent_bytes=self.sent)
 
     async def _write(self, pieces: Iterator[bytes], message: Message) -> bool:
