@@ -165,7 +165,7 @@ def test_http_timeouts_must_be_a_positive_number_of_seconds(value: str) -> None:
 
 
 def test_a_json_response_setting_that_is_not_a_flag_says_what_it_accepts() -> None:
-    with pytest.raises(SettingsError, match="GRAPHMEM_HTTP_JSON_RESPONSE='sse'.*1/true"):
+    with pytest.raises(SettingsError, match=r"GRAPHMEM_HTTP_JSON_RESPONSE='sse'.*1/true"):
         Settings.from_env({"GRAPHMEM_HTTP_JSON_RESPONSE": "sse"})
 
 
