@@ -60,6 +60,7 @@ from graphmem.config import ReplicationSettings
 from graphmem.replication import batches, names
 from graphmem.replication.connect import auth_options
 from graphmem.replication.status import LinkState, redact, write_state
+from graphmem.replication.wake_flag import WakeFlag
 
 __all__ = ["NatsLink"]
 
@@ -97,6 +98,7 @@ class NatsLink:
         send: bool = True,
         receive: bool = True,
         wake_fd: int | None = None,
+        idle_flag: WakeFlag | None = None,
         state_out: Callable[[LinkState], None] | None = None,
         state_every: float = 1.0,
     ) -> None:
@@ -108,6 +110,7 @@ class NatsLink:
         assert settings.url is not None, "only started when replication is configured"
         self._send, self._receive = send, receive
         self._wake_fd = wake_fd
+        self._idle_flag = idle_flag
         self._state_out = state_out
         self._state_every = state_every
         # The sender process's last error stamp, so each of its errors is taken once.
@@ -183,6 +186,8 @@ class NatsLink:
         than wake this process once per commit, and are drained here before the loop reads
         the log (a commit after that read writes a byte that wakes it)."""
         self._idle = idle
+        if self._idle_flag is not None:  # before the drain below (see WakeFlag)
+            self._idle_flag.set(idle=idle)
         fd, loop = self._wake_fd, self._loop
         if fd is None or loop is None:
             return
