@@ -178,6 +178,8 @@ def _server(state: dict[str, Any] | None) -> dict[str, Any] | None:
         "hub_reachable": bool(state.get("connected")),
         "to_send": state.get("to_send"),
         "published": state.get("published"),
+        "messages": state.get("messages"),
+        "wire": state.get("wire"),
         "received": state.get("received"),
         "sender": state.get("sender"),
         "last_error": state.get("last_error"),

@@ -15,6 +15,7 @@ from graphmem.replication import names
 from graphmem.replication.batches import frame, message_range, unframe
 from graphmem.replication.hub import Hub
 from graphmem.replication.status import STATE_FILE, read_state
+from tests.e2e.cli_support import graphmem
 from tests.replication.nodes import Link, Node, converged, wait_for
 
 
@@ -211,6 +212,8 @@ def test_a_group_with_a_node_of_wire_version_1_gets_one_event_per_message_until_
     _published(a)
     state = read_state(a.dir / STATE_FILE) or {}
     assert state.get("wire") == 1
+    shown = graphmem(a.dir, "replication", "status")
+    assert "wire          1: one event per message" in shown.stdout, shown.stderr
     messages = asyncio.run(_messages(hub.url, "a"))
     assert a.log is not None
     assert [data for data, _ in messages] == [r for _, r in a.log.read_origin_records("a")]
@@ -227,6 +230,7 @@ def test_a_group_with_a_node_of_wire_version_1_gets_one_event_per_message_until_
         a.create(f"later-{i}")
     _published(a)
     assert (read_state(a.dir / STATE_FILE) or {}).get("wire") == 2
+    assert "wire          2: batch messages" in graphmem(a.dir, "replication", "status").stdout
     tail = asyncio.run(_messages(hub.url, "a"))[len(messages) :]
     assert tail and all(names.BATCH in headers for _, headers in tail)
 
