@@ -451,7 +451,14 @@ class NatsLink:
         """A fresh look: where the stream stands (see _hub_copy), and whether to send
         batches."""
         stream_last, hub_last, held = await self._hub_copy(js, stream)
-        self._batches = await self._group_reads_batches(js)
+        try:
+            self._batches = await self._group_reads_batches(js)
+        except (asyncio.CancelledError, ConnectionClosedError):
+            raise
+        except Exception as error:  # e.g. a user not allowed the bucket: what all nodes read
+            self._error(f"reading the group's wire versions: {_describe(error)}")
+            self._batches = False
+            self._state.wire = 1
         return (stream_last, hub_last), held
 
     async def _hub_copy(

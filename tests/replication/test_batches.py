@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import nats
@@ -240,3 +241,35 @@ def test_a_group_with_a_node_of_wire_version_1_gets_one_event_per_message_until_
         what="c to hold a's and o's events",
     )
     assert c.export() == a.export()
+
+
+def test_a_node_not_allowed_the_wire_bucket_sends_one_event_per_message_and_converges(
+    tmp_path: Path, nodes: Callable[..., Node]
+) -> None:
+    # A user's own NATS may not grant the bucket: sending goes on the way every node reads.
+    include = tmp_path / "auth.conf"
+    include.write_text(
+        "authorization {\n  users = [\n"
+        '    {user: a, password: pa, permissions: {publish: {allow: [">"], '
+        'deny: ["$KV.GM_t_wire.>"]}, subscribe: {allow: [">"]}}}\n'
+        "    {user: b, password: pb}\n  ]\n}\n"
+    )
+    hub = Hub(tmp_path / "auth-hub", include=include).start()
+    try:
+        host = hub.url.removeprefix("nats://")
+        a = nodes("a", f"nats://a:pa@{host}")
+        b = nodes("b", f"nats://b:pb@{host}")
+        a.create("p", "q")
+        a.create("r")
+        converged([a, b])
+        assert a.export() == b.export()
+        messages = asyncio.run(_messages(f"nats://b:pb@{host}", "a"))
+        assert messages and all(names.BATCH not in headers for _, headers in messages)
+        wait_for(
+            lambda: (
+                "wire versions" in ((read_state(a.dir / STATE_FILE) or {}).get("last_error") or "")
+            ),
+            what="a to say why it sends one event per message",
+        )
+    finally:
+        hub.stop()
