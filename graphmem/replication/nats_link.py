@@ -680,9 +680,9 @@ class NatsLink:
                     node = _node_of(self._group, info.config.subjects)
                     if node is None:
                         continue
+                    await self._note_span(js, node, info)
                     if node == self._node:
                         continue
-                    await self._note_span(js, node, info)
                     feed = self._feeds.get(node)
                     if feed is None or feed.done():
                         self._feeds[node] = asyncio.create_task(self._inbound(js, node))
