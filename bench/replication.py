@@ -23,6 +23,7 @@ Run: python -m bench.replication [all|latency|catchup|heal|cost]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -248,12 +249,21 @@ def cost(root: Path, hub: Hub, writes: int, rounds: int) -> dict[str, Any]:
     # The sender process's CPU per write (this node's events out to the hub): not in the
     # node's process time, so counted apart, and added for the whole cost.
     sender: list[float] = []
+    # Where the rest goes, per write of an "on" round: the hub's CPU, the messages it took in
+    # (publishes and acks requested: /varz in_msgs), the sender's write and read syscalls, and
+    # this process's write syscalls (the wake byte per commit among them) against an "off" round.
+    hub_cpu: list[float] = []
+    hub_msgs: list[float] = []
+    sender_syscalls: list[float] = []
+    own_writes: dict[str, list[float]] = {"on": [], "off": []}
     try:
         for r in range(rounds):
             for label, node in (("on", on), ("off", off)) if r % 2 else (("off", off), ("on", on)):
                 started, cpu_started = time.perf_counter(), time.process_time()
                 link_started = _thread_cpu("replication-link")
                 sender_started = _sender_cpu()
+                hub_started, msgs_started = _cpu_seconds(hub), _hub_in_msgs(hub)
+                calls_started, own_started = _sender_syscalls(), _own_syscw()
                 for i in range(writes):
                     node.create(f"{label}-{r}-{i}")
                 timings[label].append((time.perf_counter() - started) / writes)
@@ -261,7 +271,11 @@ def cost(root: Path, hub: Hub, writes: int, rounds: int) -> dict[str, Any]:
                 # cost, and must not land in the next burst's: both settle as long.
                 time.sleep(0.1)
                 cpu[label].append((time.process_time() - cpu_started) / writes)
+                own_writes[label].append((_own_syscw() - own_started) / writes)
                 if label == "on":
+                    hub_cpu.append((_cpu_seconds(hub) - hub_started) / writes)
+                    hub_msgs.append((_hub_in_msgs(hub) - msgs_started) / writes)
+                    sender_syscalls.append(_since(_sender_syscalls(), calls_started) / writes)
                     link.append((_thread_cpu("replication-link") - link_started) / writes)
                     sender.append(_sender_cpu_since(sender_started) / writes)
     finally:
@@ -283,6 +297,11 @@ def cost(root: Path, hub: Hub, writes: int, rounds: int) -> dict[str, Any]:
         "median_sender_process_cpu_ms_per_write": round(statistics.median(sender) * 1000, 4),
         "median_cpu_ms_per_write_on_with_sender": round(whole * 1000, 3),
         "cpu_cost_percent_with_sender": round((whole / cpu_off - 1) * 100, 1),
+        "median_hub_cpu_ms_per_write": round(statistics.median(hub_cpu) * 1000, 4),
+        "median_hub_messages_in_per_write": round(statistics.median(hub_msgs), 3),
+        "median_sender_syscalls_per_write": round(statistics.median(sender_syscalls), 3),
+        "median_write_syscalls_per_write_on": round(statistics.median(own_writes["on"]), 3),
+        "median_write_syscalls_per_write_off": round(statistics.median(own_writes["off"]), 3),
         "target": "<= 10 %",
     }
 
@@ -347,16 +366,62 @@ def _sender_cpu() -> dict[int, float]:
     for child in psutil.Process().children():
         try:
             if "graphmem.replication.sender" in child.cmdline():
-                times = child.cpu_times()
-                found[child.pid] = times.user + times.system
-        except psutil.Error:
+                found[child.pid] = _task_cpu(child.pid)
+        except (psutil.Error, OSError):
             continue
     return found
+
+
+def _task_cpu(pid: int) -> float:
+    """CPU seconds of process `pid`'s live threads, in nanoseconds' resolution (Linux
+    schedstat; psutil's cpu_times count 10 ms ticks, as coarse as a whole round's cost)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+            total += int(stat.read().split()[0])
+    return total / 1e9
 
 
 def _sender_cpu_since(before: dict[int, float]) -> float:
     """The sender processes' CPU seconds since `before` (a restarted one's from 0)."""
     return sum(cpu - before.get(pid, 0.0) for pid, cpu in _sender_cpu().items())
+
+
+def _sender_syscalls() -> dict[int, float]:
+    """Read and write syscalls so far of this process's sender processes, by pid (Linux)."""
+    found: dict[int, float] = {}
+    for pid in _sender_cpu():
+        with contextlib.suppress(OSError):
+            found[pid] = _proc_io(pid, "syscr") + _proc_io(pid, "syscw")
+    return found
+
+
+def _since(now: dict[int, float], before: dict[int, float]) -> float:
+    return sum(value - before.get(pid, 0.0) for pid, value in now.items())
+
+
+def _own_syscw() -> float:
+    """This process's write syscalls so far (Linux; 0.0 elsewhere)."""
+    try:
+        return _proc_io(os.getpid(), "syscw")
+    except OSError:
+        return 0.0
+
+
+def _proc_io(pid: int, field: str) -> float:
+    with open(f"/proc/{pid}/io") as io:
+        for line in io:
+            name, _, value = line.partition(":")
+            if name == field:
+                return float(value)
+    return 0.0
+
+
+def _hub_in_msgs(hub: Hub) -> float:
+    """Messages the hub took in so far (its monitoring endpoint's counter)."""
+    url = f"http://127.0.0.1:{hub.monitor_port}/varz"
+    with urllib.request.urlopen(url, timeout=2) as response:
+        return float(json.load(response)["in_msgs"])
 
 
 def _thread_cpu(name: str) -> float:
@@ -384,8 +449,7 @@ def _connectable(port: int) -> bool:
 
 def _cpu_seconds(hub: Hub) -> float:
     assert hub.proc is not None
-    times = psutil.Process(hub.proc.pid).cpu_times()
-    return float(times.user + times.system)
+    return _task_cpu(hub.proc.pid)
 
 
 def _client_connected(hub: Hub, name: str) -> bool:

@@ -130,6 +130,7 @@ def print_report(report: dict[str, Any], out: TextIO) -> None:
             f"hub           {reachable} (as of {server['as_of']}, server pid {server['pid']})",
             f"to send       {server['to_send']} of this node's events",
             f"sender        {_sender_line(server.get('sender'))}",
+            f"wire          {_wire_line(server)}",
             f"last error    {server['last_error'] or '-'}"
             + (f" at {server['last_error_at']}" if server["last_error"] else ""),
         ]
@@ -144,6 +145,21 @@ def print_report(report: dict[str, Any], out: TextIO) -> None:
     lines += [f"PROBLEM       {problem}" for problem in report["problems"]]
     lines += [f"note          {note}" for note in report["notes"]]
     out.write("\n".join(lines) + "\n")
+
+
+def _wire_line(server: dict[str, Any]) -> str:
+    """How this node's events go out: batch messages (version 2), or one per event while a
+    node of version 1 is in the group."""
+    published, messages = server.get("published") or 0, server.get("messages") or 0
+    counts = f" ({published:,} events in {messages:,} messages)" if messages else ""
+    if server.get("wire") == 1:
+        return (
+            "1: one event per message, as a node of the previous version in the group reads "
+            f"only those{counts}; batches once every node with a stream is upgraded"
+        )
+    if server.get("wire") is None:
+        return "- (no look at the group yet)"
+    return f"{server['wire']}: batch messages{counts}"
 
 
 def _sender_line(sender: dict[str, Any] | None) -> str:

@@ -3,15 +3,19 @@
 It runs its own asyncio loop on its own thread, so a slow or absent hub never touches the
 MCP edge. Three kinds of task share one connection:
 
-- outbound: this node's stream on the hub says what was sent (its last sequence); the log says
-  what exists (last origin_seq). The difference is published in order, each message carrying
-  `Nats-Msg-Id` <node>:<seq> (a retry after a lost ack is dropped as a duplicate) and
-  `Nats-Expected-Last-Sequence` <seq-1> (a publish out of place is refused), so stream
-  sequence == origin_seq. Nothing is remembered between rounds: after a reconnect, a restart
-  or a hub that lost its store, the next round reads the two numbers again.
-- inbound, one per peer stream: an ordered consumer from the log's last origin_seq of that
-  peer + 1; whole transactions are handed to the ReplicatorActor (the writer appends and
-  folds them); a gap (a purged stream) re-subscribes from the first missing one.
+- outbound: this node's stream on the hub says what was sent (its last message's last
+  origin_seq); the log says what exists (last origin_seq). The difference is published in
+  order, as batch messages of consecutive events (graphmem.replication.batches) once every
+  node of the group reads them, else one message per event (wire version 1), each carrying
+  `Nats-Msg-Id` <node>:<first>-<last> (<node>:<seq> for one event: a retry after a lost ack
+  is dropped as a duplicate) and `Nats-Expected-Last-Sequence`, the stream sequence it must
+  follow (a publish out of place is refused). Nothing is remembered between rounds: after a
+  reconnect, a restart or a hub that lost its store, the next round asks the hub again.
+- inbound, one per peer stream: an ordered consumer from the message holding the log's last
+  origin_seq of that peer + 1 (found by a bounded binary search over the stream's messages'
+  ranges); events it holds already are skipped by the log; whole transactions are handed
+  to the ReplicatorActor (the writer appends and folds them); a gap (a purged stream)
+  re-subscribes from the first missing one.
 - discovery: lists the group's streams every `discover_every` seconds and starts a feed for
   each new peer; it also notes how far the hub holds every node (for the status).
 
@@ -46,25 +50,27 @@ from nats.js.api import (
     StreamConfig,
 )
 from nats.js.client import JetStreamContext
-from nats.js.errors import APIError, NotFoundError
+from nats.js.errors import APIError, KeyNotFoundError, NoKeysError, NotFoundError
 
 from actors.bridge import AsyncReply
 from actors.replicator import ReplicatorPort, complete_transactions
 from eventstore.events import Envelope, decode_envelope
 from eventstore.log import EventLog, RemoteAppend
 from graphmem.config import ReplicationSettings
-from graphmem.replication import names
+from graphmem.replication import batches, names
 from graphmem.replication.connect import auth_options
 from graphmem.replication.status import LinkState, redact, write_state
+from graphmem.replication.wake_flag import WakeFlag
 
 __all__ = ["NatsLink"]
 
 log = structlog.get_logger(__name__)
 
-_MSG_ID, _EXPECTED_LAST, _TX_END = (
-    h.encode() for h in (names.MSG_ID, names.EXPECTED_LAST, names.TX_END)
+_MSG_ID, _EXPECTED_LAST, _TX_END, _BATCH = (
+    h.encode() for h in (names.MSG_ID, names.EXPECTED_LAST, names.TX_END, names.BATCH)
 )
-PUBLISH_BATCH = 1000  # messages in flight per outbound round
+PUBLISH_BATCH = 1000  # events per outbound round, one message each (wire version 1)
+PUBLISH_BATCH_V2 = 4096  # events per outbound round in batch messages (a few messages)
 APPLY_BATCH = 5000  # records per hand-over to the writer (whole transactions)
 ACK_TIMEOUT = 10.0  # an ack lost in a disconnect: re-read the stream and resume
 APPLY_TIMEOUT = 150.0
@@ -92,6 +98,7 @@ class NatsLink:
         send: bool = True,
         receive: bool = True,
         wake_fd: int | None = None,
+        idle_flag: WakeFlag | None = None,
         state_out: Callable[[LinkState], None] | None = None,
         state_every: float = 1.0,
     ) -> None:
@@ -103,6 +110,7 @@ class NatsLink:
         assert settings.url is not None, "only started when replication is configured"
         self._send, self._receive = send, receive
         self._wake_fd = wake_fd
+        self._idle_flag = idle_flag
         self._state_out = state_out
         self._state_every = state_every
         # The sender process's last error stamp, so each of its errors is taken once.
@@ -131,6 +139,13 @@ class NatsLink:
         # something to send: a commit while it is set wakes it (see wake).
         self._idle = False
         self._resync = False  # set on reconnect: the outbound loop asks the hub again
+        # Whether to send batch messages (every node of the group reads them), the nodes that
+        # do not (as last logged), and the last origin_seq the hub acknowledged to this process.
+        self._batches = False
+        self._old_readers: list[str] = []
+        self._acked = 0
+        # Per peer: the stream's (first, last) sequence when their origin_seqs were last read.
+        self._seen_spans: dict[str, tuple[int, int]] = {}
         self._js: JetStreamContext | None = None
         self._nc: Client | None = None
         # Set on reconnect: cuts short the outbound loop's pause after an error.
@@ -171,6 +186,8 @@ class NatsLink:
         than wake this process once per commit, and are drained here before the loop reads
         the log (a commit after that read writes a byte that wakes it)."""
         self._idle = idle
+        if self._idle_flag is not None:  # before the drain below (see WakeFlag)
+            self._idle_flag.set(idle=idle)
         fd, loop = self._wake_fd, self._loop
         if fd is None or loop is None:
             return
@@ -223,7 +240,7 @@ class NatsLink:
             sender.update(
                 pid=report.get("pid"), running=True, connected=bool(report.get("connected"))
             )
-            for name in ("to_send", "published", "rounds"):
+            for name in ("to_send", "published", "rounds", "messages", "wire"):
                 if isinstance(value := report.get(name), int):
                     setattr(state, name, value)
             if isinstance(held := report.get("hub_holds", {}).get(me), int):
@@ -294,6 +311,7 @@ class NatsLink:
         if self._send:
             tasks.append(asyncio.create_task(self._outbound(js)))
         if self._receive:
+            tasks.append(asyncio.create_task(self._announce_reader(js)))
             tasks.append(asyncio.create_task(self._discover(js)))
             tasks.append(asyncio.create_task(self._report_frontier(js)))
         try:
@@ -358,11 +376,12 @@ class NatsLink:
     async def _outbound(self, js: JetStreamContext) -> None:
         changed = self._changed
         assert changed is not None
-        me, stream = self._node, names.stream_name(self._group, self._node)
+        stream = names.stream_name(self._group, self._node)
         subject = names.subject(self._group, self._node)
-        # What the hub holds of this node, as the last acks said; None: ask the hub (at the
-        # start, after a reconnect, a refusal or a lost ack, and every IDLE_RECHECK idle).
-        known: int | None = None
+        # What the hub holds of this node, as the last acks said: its stream's last sequence
+        # and the last origin_seq in it. None: ask the hub (at the start, after a reconnect, a
+        # refusal or a lost ack, and every IDLE_RECHECK idle).
+        known: tuple[int, int] | None = None
         last_round = 0.0  # the loop's clock when the last round began
         window = COALESCE  # from last_round to the next round in a burst
         full = False  # whether the last round sent a whole batch (more were waiting)
@@ -374,14 +393,13 @@ class NatsLink:
                 if self._resync:
                     self._resync, known = False, None
                 asked = known is None
-                hub_last = known if known is not None else await self._ensure_stream(js)
-                self._state.hub_holds[me] = hub_last
-                mine = self._log.last_origin_seq(me)
-                self._state.to_send = max(mine - hub_last, 0)
-                self._state_dirty = True
-                known = hub_last
-                if (asked or hub_last > mine) and not await self._same_history(
-                    js, stream, hub_last, mine
+                held: Envelope | None = None  # the hub's last event of this node, when asked
+                if known is None:
+                    known, held = await self._ask_hub(js, stream)
+                hub_last = known[1]
+                mine = self._note_to_send(hub_last)
+                if (asked or hub_last > mine) and not self._same_history(
+                    stream, held, hub_last, mine
                 ):
                     await _wait(changed, IDLE_RECHECK)  # paused: the error says what to do
                     known = None
@@ -406,8 +424,9 @@ class NatsLink:
                 # Read on this loop's own thread: a thread hop per round cost more than the
                 # read (LMDB, at most PUBLISH_BATCH + 1 records).
                 last_round = asyncio.get_running_loop().time()
-                known, sent = await self._send_round(js, subject, hub_last)
-                full, window = sent > PUBLISH_BATCH, _window_after(sent)
+                known, sent = await self._send_round(js, subject, known)
+                full = sent > (PUBLISH_BATCH_V2 if self._batches else PUBLISH_BATCH)
+                window = _window_after(sent)
                 if known is None:
                     await self._pause(0.5)
             except asyncio.CancelledError:
@@ -417,9 +436,85 @@ class NatsLink:
                 self._error(f"sending to the hub: {_describe(error)}")
                 await self._pause(1.0)
 
-    async def _same_history(
-        self, js: JetStreamContext, stream: str, hub_last: int, mine: int
-    ) -> bool:
+    def _note_to_send(self, hub_last: int) -> int:
+        """Note what the hub holds of this node and what is left; the log's last origin_seq."""
+        me = self._node
+        self._state.hub_holds[me] = hub_last
+        mine = self._log.last_origin_seq(me)
+        self._state.to_send = max(mine - hub_last, 0)
+        self._state_dirty = True
+        return mine
+
+    async def _ask_hub(
+        self, js: JetStreamContext, stream: str
+    ) -> tuple[tuple[int, int], Envelope | None]:
+        """A fresh look: where the stream stands (see _hub_copy), and whether to send
+        batches."""
+        stream_last, hub_last, held = await self._hub_copy(js, stream)
+        try:
+            self._batches = await self._group_reads_batches(js)
+        except (asyncio.CancelledError, ConnectionClosedError):
+            raise
+        except Exception as error:  # e.g. a user not allowed the bucket: what all nodes read
+            self._error(f"reading the group's wire versions: {_describe(error)}")
+            self._batches = False
+            self._state.wire = 1
+        return (stream_last, hub_last), held
+
+    async def _hub_copy(
+        self, js: JetStreamContext, stream: str
+    ) -> tuple[int, int, Envelope | None]:
+        """Where this node's stream stands: its last sequence, the last origin_seq it holds,
+        and that event (None when the stream is empty or its messages were purged). A stream
+        whose messages were all purged keeps its sequence but says nothing of origin_seq:
+        sending resumes after what this process saw acknowledged, else from the start (peers
+        skip what they hold: re-sent, never lost)."""
+        stream_last = await self._ensure_stream(js)
+        if stream_last == 0:
+            return 0, 0, None
+        try:
+            held = _records_of(await js.get_msg(stream, stream_last))
+        except NotFoundError:
+            return stream_last, self._acked, None
+        last = decode_envelope(held[-1])
+        return stream_last, last.origin_seq, last
+
+    async def _group_reads_batches(self, js: JetStreamContext) -> bool:
+        """Whether every node with a stream in the group reads batch messages (says so in the
+        wire bucket): a node of wire version 1 would fail to decode one, so while one is
+        there this node sends one message per event, as it does."""
+        readers = await self._announce_wire(js)
+        nodes = {_node_of(self._group, info.config.subjects) for info in await _all_streams(js)}
+        old = sorted(n for n in nodes if n is not None and n != self._node and n not in readers)
+        if old != self._old_readers:
+            self._old_readers = old
+            if old:
+                log.warning("replication_wire_v1_peers", peers=old, sending="one event per message")
+        self._state.wire = 1 if old else names.WIRE_VERSION
+        return not old
+
+    async def _announce_wire(self, js: JetStreamContext) -> set[str]:
+        """Say in the group's wire bucket that this node reads batch messages; the nodes that
+        say so."""
+        bucket = names.wire_bucket(self._group)
+        try:
+            kv = await js.key_value(bucket)
+        except NotFoundError:
+            kv = await js.create_key_value(bucket=bucket, history=1)
+        await kv.put(self._node, str(names.WIRE_VERSION).encode())
+        try:
+            keys = await kv.keys()
+        except NoKeysError:
+            return set()
+        readers = set()
+        for key in keys:
+            with contextlib.suppress(KeyNotFoundError, ValueError):
+                entry = await kv.get(key)
+                if int((entry.value or b"0").decode()) >= names.WIRE_VERSION:
+                    readers.add(key)
+        return readers
+
+    def _same_history(self, stream: str, held: Envelope | None, hub_last: int, mine: int) -> bool:
         """Whether the hub's copy of this node's events is this log's (asked after every
         fresh look at the stream: at the start, after a reconnect, a refusal or an idle
         spell). False, with the error set, when the hub holds events this log lacks, or when
@@ -437,13 +532,9 @@ class NatsLink:
                 "one to keep"
             )
             return False
-        if hub_last == 0:
+        if held is None:  # empty, or purged: nothing there contradicts this log
             return True
-        try:
-            held = await js.get_msg(stream, hub_last)
-        except NotFoundError:  # purged: nothing there contradicts this log
-            return True
-        theirs = decode_envelope(held.data or b"")
+        theirs = held
         ours = self._log.read_origin(me, hub_last, hub_last)[0]
         if (theirs.origin, theirs.hlc, theirs.tx) == (ours.origin, ours.hlc, ours.tx):
             return True
@@ -462,17 +553,17 @@ class NatsLink:
         await _wait(self._reconnected, seconds)
 
     async def _send_round(
-        self, js: JetStreamContext, subject: str, hub_last: int
-    ) -> tuple[int | None, int]:
-        """Send the log past `hub_last` (one batch): what the hub acknowledged (see
-        _publish) and how many records were read (one more than a batch: more wait)."""
+        self, js: JetStreamContext, subject: str, hub: tuple[int, int]
+    ) -> tuple[tuple[int, int] | None, int]:
+        """Send the log past what the hub holds (`hub`: stream sequence, origin_seq), one
+        round's worth: what the hub acknowledged (see _publish) and how many records were read
+        (one more than a round: more wait)."""
         # The records go out as the log stores them: decoding each and encoding it again for
         # the wire was a third of this thread's CPU per event.
-        records = self._log.read_origin_records(
-            self._node, hub_last + 1, hub_last + PUBLISH_BATCH + 1
-        )
-        after = records[PUBLISH_BATCH][0] if len(records) > PUBLISH_BATCH else None
-        return await self._publish(js, subject, records[:PUBLISH_BATCH], after), len(records)
+        size = PUBLISH_BATCH_V2 if self._batches else PUBLISH_BATCH
+        records = self._log.read_origin_records(self._node, hub[1] + 1, hub[1] + size + 1)
+        after = records[size][0] if len(records) > size else None
+        return await self._publish(js, subject, records[:size], after, hub[0]), len(records)
 
     async def _publish(
         self,
@@ -480,7 +571,8 @@ class NatsLink:
         subject: str,
         batch: list[tuple[Envelope, bytes]],
         after: Envelope | None,
-    ) -> int | None:
+        stream_last: int,
+    ) -> tuple[int, int] | None:
         """Publish `batch`, records as the log stores them (`after` is the record that
         follows it, if read: whether the batch's last transaction ends there); the last
         origin_seq the hub acknowledged, None when it refused one or the ack did not come (the
@@ -495,19 +587,16 @@ class NatsLink:
         me = self._node
         nc = self._nc
         assert nc is not None
-        if unacked := _hpub_batch(f"HPUB {subject} ".encode(), me.encode(), batch, nc.max_payload):
-            await _queue_raw(nc, unacked)
-        last, record = batch[-1]
-        seq = last.origin_seq
-        future = await js.publish_async(
-            subject,
-            record,
-            headers={
-                names.MSG_ID: f"{me}:{seq}",
-                names.EXPECTED_LAST: str(seq - 1),
-                names.TX_END: "1" if after is None or after.tx != last.tx else "0",
-            },
+        messages = _messages(
+            me, batch, after, stream_last, as_batches=self._batches, max_payload=nc.max_payload
         )
+        head = f"HPUB {subject} ".encode()
+        if unacked := b"".join(_hpub(head, h, p) for h, p in messages[:-1]):
+            await _queue_raw(nc, unacked)
+        last_headers, payload = messages[-1]
+        seq = batch[-1][0].origin_seq
+        stream_seq = stream_last + len(messages)
+        future = await js.publish_async(subject, payload, headers=_header_dict(last_headers))
         # Cancelled at shutdown or on a timeout: retrieve its outcome, so asyncio does not
         # log "exception was never retrieved".
         future.add_done_callback(lambda f: None if f.cancelled() else f.exception())
@@ -519,17 +608,19 @@ class NatsLink:
         except Exception as error:  # refused: this one, or one before it and so every later
             self._error(f"the hub refused an event: {_describe(error)}")
             return None
-        if ack.seq != seq:
+        if ack.seq != stream_seq:
             self._error(
                 f"the hub stored event {seq} of node {me} at sequence "
-                f"{ack.seq}: re-reading where it stands"
+                f"{ack.seq}, not {stream_seq}: re-reading where it stands"
             )
             return None
         self._state.rounds += 1
+        self._state.messages += len(messages)
         if not ack.duplicate:
             self._state.published += len(batch)
+        self._acked = seq
         self._clear_error()
-        return seq
+        return stream_seq, seq
 
     async def _ensure_stream(self, js: JetStreamContext) -> int:
         name = names.stream_name(self._group, self._node)
@@ -565,6 +656,21 @@ class NatsLink:
                 raise
             raise HubFullError(self._settings.max_stream_bytes) from error
 
+    async def _announce_reader(self, js: JetStreamContext) -> None:
+        """Say once per connection that this node reads batch messages (a node that never
+        writes runs no sender, and must still be counted before peers send it batches)."""
+        backoff = 0.5
+        while True:
+            try:
+                await self._announce_wire(js)
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                self._error(f"announcing this node's wire version: {_describe(error)}")
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, FEED_BACKOFF)
+
     # --- discovery ----------------------------------------------------------------------------
 
     async def _discover(self, js: JetStreamContext) -> None:
@@ -574,8 +680,7 @@ class NatsLink:
                     node = _node_of(self._group, info.config.subjects)
                     if node is None:
                         continue
-                    self._state.hub_holds[node] = int(info.state.last_seq)
-                    self._state.hub_first[node] = int(info.state.first_seq)
+                    await self._note_span(js, node, info)
                     if node == self._node:
                         continue
                     feed = self._feeds.get(node)
@@ -588,6 +693,64 @@ class NatsLink:
             except Exception as error:
                 self._error(f"listing the hub's streams: {_describe(error)}")
             await asyncio.sleep(self._discover_every)
+
+    async def _note_span(self, js: JetStreamContext, node: str, info: Any) -> None:
+        """The first and last origin_seq the hub holds of `node` (for the status: what is left
+        to receive, a purged hole), read from its first and last message when the stream's
+        sequences moved since the last look."""
+        first, last = int(info.state.first_seq), int(info.state.last_seq)
+        if self._seen_spans.get(node) == (first, last):
+            return
+        stream = names.stream_name(self._group, node)
+        if last == 0 or int(info.state.messages) == 0:
+            self._state.hub_holds[node] = self._state.hub_holds.get(node, 0)
+            self._state.hub_first[node] = self._state.hub_holds[node] + 1 if last else 0
+        else:
+            low = await self._span_at(js, stream, first)
+            high = await self._span_at(js, stream, last)
+            if low is None or high is None:
+                return  # moved meanwhile: the next look reads them again
+            self._state.hub_first[node], self._state.hub_holds[node] = low[0], high[1]
+        self._seen_spans[node] = (first, last)
+
+    async def _span_at(self, js: JetStreamContext, stream: str, seq: int) -> tuple[int, int] | None:
+        """The first and last origin_seq of the stream's message `seq` (None: not there)."""
+        try:
+            msg = await js.get_msg(stream, seq)
+        except NotFoundError:
+            return None
+        span = batches.message_range(msg.headers)
+        if span is not None:
+            return span
+        origin_seq = decode_envelope(bytes(msg.data or b"")).origin_seq
+        return origin_seq, origin_seq
+
+    async def _locate(self, js: JetStreamContext, stream: str, origin_seq: int) -> int:
+        """The stream sequence of the message holding `origin_seq`, or of the first after it
+        (the stream's end when none): a binary search over the messages' spans, at most about
+        log2(messages) + 2 reads of one message. A stream of version 1 messages alone has
+        stream sequence == origin_seq, which the first read confirms."""
+        info = await js.stream_info(stream)
+        first, last = int(info.state.first_seq), int(info.state.last_seq)
+        if int(info.state.messages) == 0 or last < first:
+            return last + 1
+        guess = min(max(origin_seq, first), last)
+        span = await self._span_at(js, stream, guess)
+        if span is not None and span[0] <= origin_seq <= span[1]:
+            return guess
+        low, high, found = first, last, first
+        for _ in range(64):  # bounded: sequences are below 2**64
+            if low > high:
+                break
+            middle = (low + high) // 2
+            span = await self._span_at(js, stream, middle)
+            if span is None:  # purged under us: start at the first held, the log skips
+                return int((await js.stream_info(stream)).state.first_seq)
+            if span[0] <= origin_seq:
+                found, low = middle, middle + 1
+            else:
+                high = middle - 1
+        return found
 
     # --- the received-frontier, for the tombstone gate -----------------------------------
 
@@ -633,6 +796,7 @@ class NatsLink:
                 event.set()
 
             try:
+                at = await self._locate(js, stream, start)
                 sub = await js.subscribe(
                     subject,
                     stream=stream,
@@ -642,7 +806,7 @@ class NatsLink:
                     pending_msgs_limit=200_000,
                     pending_bytes_limit=512 * 1024 * 1024,
                     config=ConsumerConfig(
-                        deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start
+                        deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=at
                     ),
                 )
             except asyncio.CancelledError:
@@ -669,20 +833,23 @@ class NatsLink:
     ) -> None:
         """Hand whole transactions to the writer as they come; return on a gap (the caller
         re-subscribes from the log's frontier)."""
-        pending: list[Msg] = []
+        pending: list[bytes] = []  # records, in order
+        ends: list[bool] = []  # whether each ends a transaction (as far as its message says)
         while True:
             await event.wait()
             event.clear()
-            pending.extend(arrived)
+            for msg in arrived:
+                records = _records_of(msg)
+                pending.extend(records)
+                ends.extend(False for _ in range(len(records) - 1))
+                ends.append((msg.headers or {}).get(names.TX_END) != "0")
             arrived.clear()
             while pending:
-                count = complete_transactions(
-                    [(m.headers or {}).get(names.TX_END) != "0" for m in pending], APPLY_BATCH
-                )
+                count = complete_transactions(ends, APPLY_BATCH)
                 if count == 0:
                     break  # the rest of a transaction is on its way
-                batch, pending = pending[:count], pending[count:]
-                result = await self._deliver(peer, [m.data for m in batch])
+                batch, pending, ends = pending[:count], pending[count:], ends[count:]
+                result = await self._deliver(peer, batch)
                 self._state.received += len(result.stored)
                 self._state_dirty = True
                 if result.gaps:
@@ -691,8 +858,10 @@ class NatsLink:
 
     async def _explain_gap(self, js: JetStreamContext, peer: str, result: RemoteAppend) -> None:
         missing = result.gaps.get(peer, 0)
-        info = await js.stream_info(names.stream_name(self._group, peer))
-        first = int(info.state.first_seq)
+        stream = names.stream_name(self._group, peer)
+        info = await js.stream_info(stream)
+        span = await self._span_at(js, stream, int(info.state.first_seq))
+        first = span[0] if span is not None else int(info.state.last_seq) + 1
         if first > missing:
             self._error(
                 f"the hub no longer holds {peer}'s events {missing}..{first - 1} (its stream "
@@ -755,36 +924,93 @@ def _drain(fd: int) -> bool:
             return False
 
 
-def _hpub_batch(
-    head: bytes, node: bytes, batch: list[tuple[Envelope, bytes]], max_payload: int
-) -> bytes:
-    """The protocol commands publishing all but the last record of `batch` without a reply
-    subject (no ack), with the headers nats-py would write, the stored record bytes as the
-    payload: built here in one go, as nats-py's publish (a header dict checked and encoded
-    key by key) cost more CPU per message than the write itself. The log returns one
-    origin's records at consecutive sequences, so each one's is the first's plus its index."""
-    if len(batch) < 2:
-        return b""
+def _messages(
+    node: str,
+    batch: list[tuple[Envelope, bytes]],
+    after: Envelope | None,
+    stream_last: int,
+    *,
+    as_batches: bool,
+    max_payload: int,
+) -> list[tuple[bytes, bytes]]:
+    """The messages (headers as NATS writes them, payload) publishing `batch`, records as the
+    log stores them (`after`: the record that follows, if read), the first expected after
+    stream sequence `stream_last`: batch messages (wire version 2), or one per event, byte for
+    byte what version 1 sends. The headers are built here in one go, as nats-py's publish (a
+    header dict checked and encoded key by key) cost more CPU per message than the write. The
+    log returns one origin's records at consecutive sequences: each one's is the first's plus
+    its index."""
     payloads = [record for _, record in batch]
-    if max(map(len, payloads)) > max_payload:
-        raise MaxPayloadError
-    template = b"NATS/1.0\r\n%s: %s:%%d\r\n%s: %%d\r\n%s: %%s\r\n\r\n" % (
-        _MSG_ID,
-        node,
-        _EXPECTED_LAST,
-        _TX_END,
-    )
     txs = [envelope.tx for envelope, _ in batch]
+    tx_ends = [txs[i + 1] != txs[i] for i in range(len(txs) - 1)]
+    tx_ends.append(after is None or after.tx != txs[-1])
     first = batch[0][0].origin_seq
-    commands: list[bytes] = []
-    append = commands.append
-    for index in range(len(batch) - 1):
-        seq = first + index
-        headers = template % (seq, seq - 1, b"0" if txs[index + 1] == txs[index] else b"1")
-        payload = payloads[index]
-        size = len(headers)
-        append(b"%s%d %d\r\n%s%s\r\n" % (head, size, size + len(payload), headers, payload))
-    return b"".join(commands)
+    me = node.encode()
+    messages: list[tuple[bytes, bytes]] = []
+    if not as_batches:
+        if max(map(len, payloads)) > max_payload:
+            raise MaxPayloadError
+        template = b"NATS/1.0\r\n%s: %s:%%d\r\n%s: %%d\r\n%s: %%s\r\n\r\n" % (
+            _MSG_ID,
+            me,
+            _EXPECTED_LAST,
+            _TX_END,
+        )
+        for index, payload in enumerate(payloads):
+            headers = template % (
+                first + index,
+                stream_last + index,
+                b"1" if tx_ends[index] else b"0",
+            )
+            messages.append((headers, payload))
+        return messages
+    room = min(batches.MAX_BATCH_BYTES, max_payload - 1024)
+    chunks = batches.split([batches.framed_size(p) for p in payloads], tx_ends, max_bytes=room)
+    for index, (start, end, tx_end) in enumerate(chunks):
+        payload = batches.frame(payloads[start:end])
+        if len(payload) > max_payload:
+            raise MaxPayloadError
+        low, high = first + start, first + end - 1
+        headers = b"NATS/1.0\r\n%s: %s:%d-%d\r\n%s: %d\r\n%s: %s\r\n%s: %d %d\r\n\r\n" % (
+            _MSG_ID,
+            me,
+            low,
+            high,
+            _EXPECTED_LAST,
+            stream_last + index,
+            _TX_END,
+            b"1" if tx_end else b"0",
+            _BATCH,
+            low,
+            high,
+        )
+        messages.append((headers, payload))
+    return messages
+
+
+def _hpub(head: bytes, headers: bytes, payload: bytes) -> bytes:
+    """One HPUB protocol command without a reply subject (no ack asked)."""
+    size = len(headers)
+    return b"%s%d %d\r\n%s%s\r\n" % (head, size, size + len(payload), headers, payload)
+
+
+def _header_dict(headers: bytes) -> dict[str, str]:
+    """The headers built by _messages as nats-py's publish takes them (for the one message
+    of a round that asks for an ack)."""
+    lines = headers.decode().split("\r\n")[1:]
+    return dict(line.split(": ", 1) for line in lines if line)
+
+
+def _records_of(msg: Any) -> list[bytes]:
+    """The records a stored or delivered message holds: a batch's, or its one event."""
+    data = bytes(msg.data or b"")
+    span = batches.message_range(msg.headers)
+    if span is None:
+        return [data]
+    records = batches.unframe(data)
+    if len(records) != span[1] - span[0] + 1:
+        raise ValueError(f"a batch message says {span[0]}..{span[1]} but holds {len(records)}")
+    return records
 
 
 async def _queue_raw(nc: Client, commands: bytes) -> None:

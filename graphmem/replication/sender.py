@@ -14,6 +14,8 @@ Its pipes, all from the server:
   died, and this process exits (bounded: a hard exit if the link does not stop in time):
   no orphan outlives the server.
 - WAKE_FD: one byte per local commit; read only while the outbound loop is idle.
+- IDLE_FD (optional): a shared byte the loop sets while idle, so that the server writes a
+  wake byte only then (graphmem.replication.wake_flag).
 - stdout: the link's state as one JSON line per change (about twice a second), which the
   server merges into `replication.json` (status, stats, doctor).
 Logs go to stderr (the server's), errors also in the state lines, where the server logs them.
@@ -36,6 +38,7 @@ from eventstore.log import Durability
 from graphmem.config import ReplicationSettings
 from graphmem.logs import configure_logging
 from graphmem.replication.status import LinkState
+from graphmem.replication.wake_flag import WakeFlag
 
 __all__ = ["STOP_GRACE", "decode_config", "encode_config", "main"]
 
@@ -92,8 +95,8 @@ def _state_line(state: LinkState) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m graphmem.replication.sender WAKE_FD", file=sys.stderr)
+    if len(argv) not in (1, 2):
+        print("usage: python -m graphmem.replication.sender WAKE_FD [IDLE_FD]", file=sys.stderr)
         return 2
     # Ctrl-C at a terminal reaches the whole process group: the server decides when this
     # process stops (it closes stdin), so that it never stops before the server does.
@@ -119,6 +122,7 @@ def main(argv: list[str]) -> int:
         send=True,
         receive=False,
         wake_fd=wake_fd,
+        idle_flag=WakeFlag(int(argv[1])) if len(argv) == 2 else None,
         state_out=_state_line,
         state_every=STATE_EVERY,
     )

@@ -26,6 +26,8 @@ from typing import IO, Any
 
 import structlog
 
+from graphmem.replication.wake_flag import WakeFlag
+
 __all__ = ["SenderProcess"]
 
 log = structlog.get_logger(__name__)
@@ -54,6 +56,8 @@ class SenderProcess:
         # wait in it (or are dropped once it is full: the next sender reads the log anyway).
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
+        # Set while the sender is idle: only then a commit writes its byte (see WakeFlag).
+        self._idle = WakeFlag.create()
         self._proc: subprocess.Popen[bytes] | None = None
         self._stopping = threading.Event()
         self._needed = threading.Event()  # something to send: start the sender
@@ -85,6 +89,9 @@ class SenderProcess:
             return
         if not self._needed.is_set():
             self._needed.set()
+        idle = self._idle
+        if idle is not None and not idle.take():
+            return  # the sender is busy, or woken already: it reads the log before it waits
         with contextlib.suppress(BlockingIOError, OSError):
             os.write(self._wake_w, b"\0")
 
@@ -110,6 +117,8 @@ class SenderProcess:
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
+        if self._idle is not None:
+            self._idle.close()
 
     # --- the watcher thread --------------------------------------------------------------
 
@@ -123,10 +132,11 @@ class SenderProcess:
                     "-m",
                     "graphmem.replication.sender",
                     str(self._wake_r),
+                    *([str(self._idle.fd)] if self._idle is not None else []),
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                pass_fds=(self._wake_r,),
+                pass_fds=(self._wake_r, *([self._idle.fd] if self._idle is not None else [])),
             )
             pid = self._proc.pid
             assert self._proc.stdin is not None

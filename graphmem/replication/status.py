@@ -30,12 +30,18 @@ class LinkState:
     since: float | None = None  # when `connected` last changed
     last_error: str | None = None
     last_error_at: float | None = None
-    hub_holds: dict[str, int] = field(default_factory=dict)  # node -> its stream's last seq
-    hub_first: dict[str, int] = field(default_factory=dict)  # node -> its stream's first seq
+    hub_holds: dict[str, int] = field(
+        default_factory=dict
+    )  # node -> the last origin_seq its stream holds
+    hub_first: dict[str, int] = field(default_factory=dict)  # node -> the first origin_seq it holds
     peers: list[str] = field(default_factory=list)  # nodes followed
     to_send: int = 0  # this node's events the hub does not hold yet
     published: int = 0  # since the process started
     rounds: int = 0  # outbound rounds (a batch published, one ack awaited) since then
+    messages: int = 0  # hub messages those rounds published (batches hold many events each)
+    # The wire version this node sends: 2 (batch messages) once every node with a stream in
+    # the group reads them, 1 (one event per message) while one does not; None: not known yet.
+    wire: int | None = None
     received: int = 0
     # The sender process (this node's events out to the hub; graphmem.replication.sender):
     # pid, running, connected (its own connection), restarts, last_exit.
@@ -172,6 +178,8 @@ def _server(state: dict[str, Any] | None) -> dict[str, Any] | None:
         "hub_reachable": bool(state.get("connected")),
         "to_send": state.get("to_send"),
         "published": state.get("published"),
+        "messages": state.get("messages"),
+        "wire": state.get("wire"),
         "received": state.get("received"),
         "sender": state.get("sender"),
         "last_error": state.get("last_error"),

@@ -37,12 +37,14 @@ def test_a_peer_joining_after_a_purge_reports_the_hole_and_folds_nothing_past_it
     hub: Hub, nodes: Callable[..., Node]
 ) -> None:
     a = nodes("a", hub.url)
-    for i in range(5):
+    for i in range(5):  # each published before the next: one message each, stream seq i + 1
         a.create(f"e{i}")
-    wait_for(
-        lambda: (read_state(a.dir / STATE_FILE) or {}).get("published", 0) >= 5,
-        what="a's events on the hub",
-    )
+        wait_for(
+            lambda i=i: (
+                (read_state(a.dir / STATE_FILE) or {}).get("hub_holds", {}).get("a") == i + 1
+            ),
+            what=f"a's event {i + 1} on the hub",
+        )
     asyncio.run(_purge_before(hub.url, "a", 3))  # events 1 and 2 are gone from the hub
 
     c = nodes("c", hub.url)

@@ -9,15 +9,17 @@ import asyncio
 import json
 import re
 import shutil
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 import nats
 import pytest
+from nats.js.errors import NotFoundError
 
+from eventstore.events import decode_envelope
 from eventstore.log import RetiredNodeIdError
 from graphmem.replication import names
+from graphmem.replication.batches import message_range
 from graphmem.replication.hub import Hub
 from graphmem.replication.status import STATE_FILE, read_state
 from tests.e2e.cli_support import graphmem
@@ -25,14 +27,26 @@ from tests.replication.nodes import Node, converged, wait_for
 
 
 def _hub_last(hub: Hub, node: str) -> int:
-    url = f"http://127.0.0.1:{hub.monitor_port}/jsz?streams=true"
-    with urllib.request.urlopen(url, timeout=2) as response:
-        data = json.load(response)
-    for account in data.get("account_details", []):
-        for stream in account.get("stream_detail", []):
-            if stream["name"] == f"GM_t_{node}":
-                return int(stream["state"]["last_seq"])
-    return 0
+    """The last origin_seq the hub holds of `node` (its last message's; 0 when none)."""
+
+    async def ask() -> int:
+        nc = await nats.connect(hub.url)
+        try:
+            js = nc.jetstream()
+            stream = names.stream_name("t", node)
+            try:
+                last = (await js.stream_info(stream)).state.last_seq
+                msg = await js.get_msg(stream, last) if last else None
+            except NotFoundError:
+                return 0
+            if msg is None:
+                return 0
+            span = message_range(msg.headers)
+            return span[1] if span else decode_envelope(msg.data or b"").origin_seq
+        finally:
+            await nc.close()
+
+    return asyncio.run(ask())
 
 
 def _names(node: Node) -> set[str]:

@@ -1,5 +1,5 @@
-"""What the link puts on the wire: the log's stored records byte for byte, one message per
-event with its headers, published through nats-py's private pending buffer (the extra pins
+"""What the link puts on the wire: the log's stored records byte for byte, in batch messages
+with their headers, published through nats-py's private pending buffer (the extra pins
 nats-py; these tests fail first if that private call changes)."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from nats.aio.client import Client
 
 from eventstore.events import decode_envelope
 from graphmem.replication import names
+from graphmem.replication.batches import unframe
 from graphmem.replication.hub import Hub
 from graphmem.replication.nats_link import _queue_raw
 from graphmem.replication.status import STATE_FILE, read_state
@@ -25,13 +26,14 @@ from tests.replication.nodes import Node, wait_for
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def _stream_messages(url: str, node: str, count: int) -> list[tuple[bytes, dict[str, str]]]:
+async def _stream_messages(url: str, node: str) -> list[tuple[bytes, dict[str, str]]]:
     nc = await nats.connect(url)
     try:
         js = nc.jetstream()
         stream = names.stream_name("t", node)
+        last = (await js.stream_info(stream)).state.last_seq
         found = []
-        for seq in range(1, count + 1):
+        for seq in range(1, last + 1):
             msg = await js.get_msg(stream, seq)
             found.append((bytes(msg.data or b""), dict(msg.headers or {})))
         return found
@@ -39,7 +41,7 @@ async def _stream_messages(url: str, node: str, count: int) -> list[tuple[bytes,
         await nc.close()
 
 
-def test_the_hub_holds_each_event_as_the_log_stores_it_with_its_stamp_headers(
+def test_the_hub_holds_the_log_records_byte_for_byte_in_batch_messages_with_their_headers(
     hub: Hub, nodes: Callable[..., Node]
 ) -> None:
     a = nodes("a", hub.url)
@@ -48,24 +50,25 @@ def test_the_hub_holds_each_event_as_the_log_stores_it_with_its_stamp_headers(
     assert a.log is not None
     held = a.log.last_origin_seq("a")
     wait_for(
-        lambda: (read_state(a.dir / STATE_FILE) or {}).get("published", 0) >= held,
+        lambda: (read_state(a.dir / STATE_FILE) or {}).get("hub_holds", {}).get("a") == held,
         what="a's events to be published",
     )
     stored = a.log.read_origin_records("a")
-    messages = asyncio.run(_stream_messages(hub.url, "a", held))
+    messages = asyncio.run(_stream_messages(hub.url, "a"))
 
-    assert [data for data, _ in messages] == [record for _, record in stored]
-    for (data, headers), (head, _) in zip(messages, stored, strict=True):
-        envelope = decode_envelope(data)
-        assert (envelope.origin, envelope.origin_seq) == ("a", head.origin_seq)
-        assert headers[names.MSG_ID] == f"a:{head.origin_seq}"
-        assert headers[names.EXPECTED_LAST] == str(head.origin_seq - 1)
-    tx_ends = [headers[names.TX_END] for _, headers in messages]
+    records = [r for data, _ in messages for r in unframe(data)]
+    assert records == [record for _, record in stored]
     txs = [head.tx for head, _ in stored]
-    assert tx_ends == [
-        "1" if i + 1 == len(txs) or txs[i + 1] != txs[i] else "0" for i in range(len(txs))
-    ]
-    assert "0" in tx_ends  # the multi-event transaction is marked open until its last event
+    for index, (data, headers) in enumerate(messages):
+        first, last = (int(n) for n in headers[names.BATCH].split(" "))
+        assert [decode_envelope(r).origin_seq for r in unframe(data)] == list(
+            range(first, last + 1)
+        )
+        assert headers[names.MSG_ID] == f"a:{first}-{last}"
+        assert headers[names.EXPECTED_LAST] == str(index)  # the stream's, not origin_seq
+        assert headers[names.TX_END] == (
+            "1" if last == len(txs) or txs[last] != txs[last - 1] else "0"
+        )
 
 
 def test_raw_commands_queued_on_the_pinned_nats_py_reach_a_subscriber_with_their_headers(
