@@ -211,8 +211,10 @@ def test_a_group_with_a_node_of_wire_version_1_gets_one_event_per_message_until_
         lambda: a.frontier().get("o") == o.frontier()["o"], what="a to fold o's events"
     )
     _published(a)
-    state = read_state(a.dir / STATE_FILE) or {}
-    assert state.get("wire") == 1
+    # The sender reports its wire in its own state line, merged apart from the hub's figures.
+    wait_for(
+        lambda: (read_state(a.dir / STATE_FILE) or {}).get("wire") == 1, what="a's wire reported"
+    )
     shown = graphmem(a.dir, "replication", "status")
     assert "wire          1: one event per message" in shown.stdout, shown.stderr
     messages = asyncio.run(_messages(hub.url, "a"))
@@ -230,7 +232,9 @@ def test_a_group_with_a_node_of_wire_version_1_gets_one_event_per_message_until_
     for i in range(3):
         a.create(f"later-{i}")
     _published(a)
-    assert (read_state(a.dir / STATE_FILE) or {}).get("wire") == 2
+    wait_for(
+        lambda: (read_state(a.dir / STATE_FILE) or {}).get("wire") == 2, what="a's wire reported"
+    )
     assert "wire          2: batch messages" in graphmem(a.dir, "replication", "status").stdout
     tail = asyncio.run(_messages(hub.url, "a"))[len(messages) :]
     assert tail and all(names.BATCH in headers for _, headers in tail)
