@@ -7,11 +7,13 @@ and of the server's identity (the tool families, which decide the instructions, 
 and SDK versions, whether graph_cypher is installed), none of which needs the SDK.
 
 So the first start with a given request and configuration serves `initialize` as always and
-keeps the SDK's answer, byte for byte, in the data dir (`handshake/`). The next start with
-the same request line and configuration reads that line, writes the kept answer at once, and
-only then imports the rest. The SDK still receives the same `initialize` line (its session
-must be initialized), and its answer is compared with the one sent and not written again: a
-difference (a configuration this fingerprint missed) is logged and the kept answer replaced.
+keeps the SDK's answer, byte for byte, in the data dir (`handshake/`) and in the user's cache
+(graphmem.kept_answer: the name leaves the data dir out, so a new store finds it). The next
+start with the same request line, install and configuration reads that line, writes the
+kept answer at once, and only then imports the rest. The SDK still receives the same
+`initialize` line (its session must be initialized), and its answer is compared with the one
+sent and not written again: a difference (a configuration this fingerprint missed) is
+logged and the kept answer replaced.
 
 The `tools/list` that hosts send next is answered the same way, from the SDK's answer kept
 beside this one (graphmem.early_tools_list names it; graphmem.early_reads writes it): every
@@ -27,6 +29,7 @@ import hashlib
 import json
 import os
 import stat
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -36,7 +39,7 @@ from typing import TYPE_CHECKING
 import platformdirs
 
 from graphmem.cypher import available as cypher_available
-from graphmem.kept_answer import KeptAnswer
+from graphmem.kept_answer import KeptAnswer, shared_copy
 
 if TYPE_CHECKING:
     from graphmem.early_reads import EarlyReads
@@ -158,8 +161,22 @@ def _initialize_id(line: bytes) -> int | str | None:
     return request_id
 
 
+def _without_data_dir(argv: Sequence[str]) -> list[str]:
+    """`argv` without its --data-dir option: the answers are the same for every store."""
+    kept, items = [], list(argv)
+    while items:
+        item = items.pop(0)
+        if item == "--data-dir":
+            items = items[1:]
+        elif not item.startswith("--data-dir="):
+            kept.append(item)
+    return kept
+
+
 def _fingerprint(argv: Sequence[str], line: bytes) -> str:
-    """Everything the initialize answer depends on, hashed."""
+    """Everything the initialize answer depends on, hashed: the install and the settings,
+    not the data dir (neither answer reads the store), so a new store finds the answers kept
+    for another (graphmem.kept_answer's shared copy)."""
 
     def installed(package: str) -> str:
         try:
@@ -172,10 +189,16 @@ def _fingerprint(argv: Sequence[str], line: bytes) -> str:
         edited = f"{source.st_mtime_ns}:{source.st_size}"
     except OSError:
         edited = "-"
+    settings = sorted(
+        (k, v) for k, v in os.environ.items() if k.startswith("GRAPHMEM_") and k != "GRAPHMEM_DIR"
+    )
     parts = [
-        "v1",
-        json.dumps(list(argv)),
-        json.dumps(sorted((k, v) for k, v in os.environ.items() if k.startswith("GRAPHMEM_"))),
+        "v2",
+        json.dumps(_without_data_dir(argv)),
+        json.dumps(settings),
+        # Which install: two environments of one version may differ in what they load.
+        sys.prefix,
+        str(_SERVER_MODULE.parent),
         installed("graphmem"),
         installed("mcp"),
         str(cypher_available()),
@@ -204,12 +227,11 @@ def answer_early(argv: Sequence[str]) -> Handshake | None:
         data_dir = os.environ.get("GRAPHMEM_DIR") or platformdirs.user_data_dir("graphmem")
     name = _fingerprint(argv, consumed[:end])
     cache_file = Path(data_dir).expanduser() / "handshake" / f"{name}.json"
-    kept = KeptAnswer(cache_file)
+    kept = KeptAnswer(cache_file, shared_file=shared_copy(cache_file.name))
     handshake = Handshake(consumed)
     handshake.owe(request_id, kept)
-    try:
-        answer = cache_file.read_bytes()
-    except OSError:
+    answer = kept.read()
+    if answer is None:
         return handshake
     try:
         view = memoryview(answer + b"\n")

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from graphmem.kept_answer import KeptAnswer
+from graphmem.kept_answer import KeptAnswer, shared_copy
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs  # no cost at run time: ~40 ms to import
@@ -338,14 +338,10 @@ class EarlyReads:
         the SDK's answer to it is kept or compared, by id."""
         from graphmem.early_tools_list import tools_list_file  # noqa: PLC0415
 
-        kept = KeptAnswer(
-            tools_list_file(self.initialize_file, self.settings, line), method="tools/list"
-        )
+        cache_file = tools_list_file(self.initialize_file, self.settings, line)
+        kept = KeptAnswer(cache_file, method="tools/list", shared_file=shared_copy(cache_file.name))
         self.owed.append((request_id, kept))
-        try:
-            answer = kept.cache_file.read_bytes() if kept.cache_file is not None else None
-        except OSError:
-            answer = None
+        answer = kept.read()
         if answer is None:
             return False
         self._write(answer)
