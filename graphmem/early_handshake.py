@@ -30,7 +30,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -67,6 +67,10 @@ class Handshake:
     # The reads answered while the server loads (graphmem.early_reads), holding what was read
     # past the initialize line until the server takes the pipe over (`take_over`).
     early: EarlyReads | None = None
+    # Names the kept file of a `tools/list` request line (None: nothing kept for this session):
+    # the first one the server reads itself, with nothing written early for it, is owed too,
+    # so a store's first start keeps both answers (graphmem.wire calls `keep_listing`).
+    list_keeper: Callable[[bytes], KeptAnswer | None] | None = None
 
     def owe(self, request_id: int | str, kept: KeptAnswer) -> None:
         """The SDK's answer to `request_id` is to be kept, or compared with `kept.answered`."""
@@ -87,7 +91,17 @@ class Handshake:
             self.consumed += early.finish()
             for request_id, kept in early.owed:
                 self.owe(request_id, kept)
+                self.list_keeper = None  # the early thread read the session's tools/list
             early.report()
+
+    def keep_listing(self, request_id: int | str, line: bytes) -> None:
+        """A `tools/list` request the server reads itself: the SDK's answer to the first one
+        is kept for the next start (its line names the file), unless one already was owed."""
+        keeper, self.list_keeper = self.list_keeper, None
+        if keeper is not None and str(request_id) not in self.owed:
+            kept = keeper(line)
+            if kept is not None:
+                self.owe(request_id, kept)
 
     def owns(self, response_id: object) -> bool:
         """Whether a response is the SDK's answer to a request read early."""
@@ -228,7 +242,7 @@ def answer_early(argv: Sequence[str]) -> Handshake | None:
     name = _fingerprint(argv, consumed[:end])
     cache_file = Path(data_dir).expanduser() / "handshake" / f"{name}.json"
     kept = KeptAnswer(cache_file, shared_file=shared_copy(cache_file.name))
-    handshake = Handshake(consumed)
+    handshake = Handshake(consumed, list_keeper=_list_keeper(argv, cache_file))
     handshake.owe(request_id, kept)
     answer = kept.read()
     if answer is None:
@@ -242,6 +256,23 @@ def answer_early(argv: Sequence[str]) -> Handshake | None:
     kept.answered = answer
     _start_early_reads(argv, handshake, end, cache_file)
     return handshake
+
+
+def _list_keeper(argv: Sequence[str], cache_file: Path) -> Callable[[bytes], KeptAnswer | None]:
+    """What names the kept answer of a `tools/list` line in the session whose initialize
+    answer is kept in `cache_file`; called by the wire, once the server is loaded."""
+
+    def keeper(line: bytes) -> KeptAnswer | None:
+        from graphmem.early_reads import serve_settings  # noqa: PLC0415 (loaded by now)
+        from graphmem.early_tools_list import tools_list_file  # noqa: PLC0415
+
+        settings = serve_settings(argv)
+        if settings is None:
+            return None
+        path = tools_list_file(cache_file, settings, line)
+        return KeptAnswer(path, method="tools/list", shared_file=shared_copy(path.name))
+
+    return keeper
 
 
 def _start_early_reads(

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from graphmem.config import Settings
     from projections.graph import GraphProjection
 
-__all__ = ["EarlyReads", "start_early_reads"]
+__all__ = ["EarlyReads", "serve_settings", "start_early_reads"]
 
 # A checkpoint larger than this (bytes) is left to the server: restoring it here too costs the
 # memory of a second graph during start-up. The benchmark's data set checkpoints at about
@@ -508,7 +508,7 @@ def start_early_reads(
     version = _agreed_version(kept_answer)
     if version is None:
         return None
-    settings = _settings(argv)
+    settings = serve_settings(argv)
     if settings is None:
         return None
     early = EarlyReads(
@@ -538,7 +538,7 @@ def _client_name(line: bytes) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _settings(argv: Sequence[str]) -> Settings | None:
+def serve_settings(argv: Sequence[str]) -> Settings | None:
     """The settings the server will run with (None: the server says what is wrong)."""
     from graphmem.config import Settings, SettingsError, parse_tools  # noqa: PLC0415
 

@@ -44,9 +44,11 @@ OPENING: list[dict[str, Any]] = [
 ]
 
 
-def _host_session(data_dir: Path, cache: Path, **env: str) -> tuple[list[bytes], list[str]]:
+def _host_session(
+    data_dir: Path, cache: Path, **env: str
+) -> tuple[list[bytes], list[dict[str, Any]]]:
     """A host's opening on `data_dir` with `cache` as the user's cache, written at once, stdin
-    closed: the lines the server wrote, and the events it logged."""
+    closed: the lines the server wrote, and the entries it logged."""
     params = _params(data_dir, cache, **env)
     done = subprocess.run(
         [sys.executable, *params.args],
@@ -57,7 +59,8 @@ def _host_session(data_dir: Path, cache: Path, **env: str) -> tuple[list[bytes],
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout.splitlines(keepends=True), _events(done.stderr)
+    entries = [_json_or_none(line) for line in done.stderr.splitlines()]
+    return done.stdout.splitlines(keepends=True), [e for e in entries if isinstance(e, dict)]
 
 
 def _params(data_dir: Path, cache: Path, **env: str) -> StdioServerParameters:
@@ -74,24 +77,43 @@ def _params(data_dir: Path, cache: Path, **env: str) -> StdioServerParameters:
     )
 
 
-def _events(stderr: bytes) -> list[str]:
-    events = []
-    for line in stderr.splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and isinstance(entry.get("event"), str):
-            events.append(entry["event"])
-    return events
+def _json_or_none(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
 
 
-def _early_entry(stderr_events: list[str]) -> bool:
-    return "early_reads_done" in stderr_events
+def _events(entries: list[dict[str, Any]]) -> list[str]:
+    return [str(entry.get("event")) for entry in entries]
+
+
+def _early(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the early thread answered: tools/list from a kept answer, reads from the store."""
+    done = [entry for entry in entries if entry.get("event") == "early_reads_done"]
+    if not done:  # no early thread: initialize was not written early
+        return {}
+    (entry,) = done
+    return {key: entry[key] for key in ("tools_listed", "answered", "problem")}
 
 
 def _kept(folder: Path) -> list[str]:
     return sorted(path.name for path in folder.glob("*.json"))
+
+
+def test_a_stores_first_start_keeps_both_answers_and_its_second_writes_both_early(
+    tmp_path: Path,
+) -> None:
+    cache, store = tmp_path / "cache", tmp_path / "store"
+    alone, _ = _host_session(tmp_path / "alone", tmp_path / "alone-cache", **_off())
+    first, entries = _host_session(store, cache)
+    assert first == alone
+    assert _early(entries) == {}  # the SDK answered everything...
+    assert len(_kept(store / "handshake")) == 2  # ...and its initialize and tools/list are kept
+    second, entries = _host_session(store, cache)
+    assert second == alone
+    assert _early(entries) == {"tools_listed": 1, "answered": 1, "problem": None}
+    assert "early_handshake_stale" not in _events(entries)
 
 
 def test_a_new_store_answers_the_opening_early_from_answers_kept_for_another_store(
@@ -100,57 +122,26 @@ def test_a_new_store_answers_the_opening_early_from_answers_kept_for_another_sto
     cache = tmp_path / "cache"
     # The bytes of a server that answers everything itself, on a store of its own.
     alone, _ = _host_session(tmp_path / "alone", tmp_path / "alone-cache", **_off())
-    first = tmp_path / "first"
-    _host_session(first, cache)  # keeps initialize (here and in the user's cache)
-    _host_session(first, cache)  # keeps tools/list
+    _host_session(tmp_path / "first", cache)  # keeps both (here and in the user's cache)
     shared = _kept(cache / "graphmem" / "handshake")
     assert len(shared) == 2
 
     new = tmp_path / "new"
-    lines, events = _host_session(new, cache)
+    lines, entries = _host_session(new, cache)
     assert lines == alone
-    assert _early_entry(events)  # the early thread ran: initialize was written from the cache
-    assert "tool_called" in events
+    # initialize and tools/list written from the user's cache, and the search answered from
+    # a store this very start created.
+    assert _early(entries) == {"tools_listed": 1, "answered": 1, "problem": None}
+    assert "early_handshake_stale" not in _events(entries)
     # The new store now holds its own copies: a cleared cache costs it nothing.
     assert _kept(new / "handshake") == shared
-    assert "early_handshake_stale" not in events
-
-
-def test_a_new_store_lists_its_tools_early_and_answers_the_first_search_early(
-    tmp_path: Path,
-) -> None:
-    cache = tmp_path / "cache"
-    first = tmp_path / "first"
-    _host_session(first, cache)
-    _host_session(first, cache)
-    params = _params(tmp_path / "new", cache)
-    done = subprocess.run(
-        [sys.executable, *params.args],
-        input=b"".join(json.dumps(m).encode() + b"\n" for m in OPENING),
-        capture_output=True,
-        env=params.env,
-        timeout=SESSION_TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    early = [
-        entry
-        for entry in map(_json_or_none, done.stderr.splitlines())
-        if isinstance(entry, dict) and entry.get("event") == "early_reads_done"
-    ]
-    assert len(early) == 1
-    assert early[0]["tools_listed"] == 1
-    assert early[0]["answered"] == 1  # the search, on a store created by this very start
-    assert early[0]["problem"] is None
 
 
 def test_a_wrong_answer_in_the_users_cache_is_replaced_in_both_places_and_the_client_told(
     tmp_path: Path,
 ) -> None:
     cache = tmp_path / "cache"
-    first = tmp_path / "first"
-    _host_session(first, cache)
-    _host_session(first, cache)
+    _host_session(tmp_path / "first", cache)
     shared = cache / "graphmem" / "handshake"
     (kept_list,) = shared.glob("tools-list-*.json")
     right = kept_list.read_bytes()
@@ -159,23 +150,16 @@ def test_a_wrong_answer_in_the_users_cache_is_replaced_in_both_places_and_the_cl
     kept_list.write_bytes(json.dumps(wrong, separators=(",", ":")).encode())
 
     new = tmp_path / "new"
-    lines, events = _host_session(new, cache)
-    assert "early_handshake_stale" in events
+    lines, entries = _host_session(new, cache)
+    assert "early_handshake_stale" in _events(entries)
     written = [json.loads(line) for line in lines]
     assert written[1]["result"] == wrong["result"]  # the early answer went out...
     assert {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"} in written
     assert kept_list.read_bytes() == right  # ...and the SDK's replaced it
     assert (new / "handshake" / kept_list.name).read_bytes() == right
-    again, events = _host_session(tmp_path / "newer", cache)
-    assert "early_handshake_stale" not in events
+    again, entries = _host_session(tmp_path / "newer", cache)
+    assert "early_handshake_stale" not in _events(entries)
     assert json.loads(again[1])["result"] == json.loads(right)["result"]
-
-
-def _json_or_none(line: bytes) -> Any:
-    try:
-        return json.loads(line)
-    except ValueError:
-        return None
 
 
 def _off() -> dict[str, str]:
