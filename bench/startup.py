@@ -14,10 +14,11 @@ machine's load; each spawn is timed from just before the process is created to t
 graphmem runs three times: as it ships (initialize and tools/list answered early, and the
 reads answered from the checkpoint while the server loads: graphmem.early_reads), with
 `GRAPHMEM_EARLY_READS=0` (only initialize and tools/list answered early), and with
-`GRAPHMEM_EARLY_HANDSHAKE=0` (everything answered by the SDK once loaded). Its first spawns
-on a store keep the SDK's initialize and tools/list answers: those two starts are reported on
-their own (`first_spawn`), the medians are over the spawns after them, as a host restarts a
-server.
+`GRAPHMEM_EARLY_HANDSHAKE=0` (everything answered by the SDK once loaded). A start that finds
+no kept answers keeps the SDK's initialize and tools/list ones, in the data dir and in the
+user's cache (named by install and settings, not store: a new store finds them): the first two
+starts on each store are reported on their own (`first_spawn`; the run's first store is also
+the install's), the medians are over the spawns after them, as a host restarts a server.
 
     python -m bench.startup                 # N = 50,000, 9 spawns per server, store and era
     python -m bench.startup --n 5000 --runs 3
@@ -179,8 +180,8 @@ def report(results: dict[str, Any]) -> str:
             )
     lines.append("")
     lines.append(
-        "First two spawns on each store (graphmem keeps its initialize, then its tools/list "
-        "answer), spawn → first search: "
+        "First two spawns on each store (graphmem keeps the SDK's initialize and tools/list "
+        "answers where it finds none), spawn → first search: "
         + "; ".join(
             f"{store['n']:,} {store['version']}: "
             + ", ".join(

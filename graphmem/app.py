@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pykka
 import structlog
@@ -32,14 +32,16 @@ from eventstore.log import EventLog
 from graphmem.config import Settings, SettingsError, replica_token_problem
 from graphmem.cypher import available as cypher_available
 from graphmem.cypher.service import CypherService
-from graphmem.embedding.embedders import EmbedderUnavailableError
-from graphmem.embedding.loader import load_embedder
-from graphmem.embedding.service import EmbeddingService
 from graphmem.graph_config import load_tunables
 from graphmem.hook_loader import load_hooks
 from graphmem.replication.status import STATE_FILE, redact
 from graphmem.tools.catalog import STATIC_TOOL_NAMES
 from graphmem.version import graphmem_version
+
+if TYPE_CHECKING:
+    # Imported by start_embeddings, for the graph family only: the embeddings load numpy
+    # (~15 MiB, 0.2-0.4 s), which a memory or schema server never uses.
+    from graphmem.embedding.service import EmbeddingService
 
 log = structlog.get_logger(__name__)
 
@@ -286,6 +288,10 @@ def start_embeddings(app: App) -> App:
     settings = app.settings
     if "graph" not in settings.tools:
         return app
+    from graphmem.embedding.embedders import EmbedderUnavailableError  # noqa: PLC0415
+    from graphmem.embedding.loader import load_embedder  # noqa: PLC0415
+    from graphmem.embedding.service import EmbeddingService  # noqa: PLC0415
+
     try:
         embedder = load_embedder(settings.graph.embedder)
     except EmbedderUnavailableError as problem:

@@ -7,11 +7,13 @@ and of the server's identity (the tool families, which decide the instructions, 
 and SDK versions, whether graph_cypher is installed), none of which needs the SDK.
 
 So the first start with a given request and configuration serves `initialize` as always and
-keeps the SDK's answer, byte for byte, in the data dir (`handshake/`). The next start with
-the same request line and configuration reads that line, writes the kept answer at once, and
-only then imports the rest. The SDK still receives the same `initialize` line (its session
-must be initialized), and its answer is compared with the one sent and not written again: a
-difference (a configuration this fingerprint missed) is logged and the kept answer replaced.
+keeps the SDK's answer, byte for byte, in the data dir (`handshake/`) and in the user's cache
+(graphmem.kept_answer: the name leaves the data dir out, so a new store finds it). The next
+start with the same request line, install and configuration reads that line, writes the
+kept answer at once, and only then imports the rest. The SDK still receives the same
+`initialize` line (its session must be initialized), and its answer is compared with the one
+sent and not written again: a difference (a configuration this fingerprint missed) is
+logged and the kept answer replaced.
 
 The `tools/list` that hosts send next is answered the same way, from the SDK's answer kept
 beside this one (graphmem.early_tools_list names it; graphmem.early_reads writes it): every
@@ -27,7 +29,8 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -36,7 +39,7 @@ from typing import TYPE_CHECKING
 import platformdirs
 
 from graphmem.cypher import available as cypher_available
-from graphmem.kept_answer import KeptAnswer
+from graphmem.kept_answer import KeptAnswer, shared_copy
 
 if TYPE_CHECKING:
     from graphmem.early_reads import EarlyReads
@@ -64,6 +67,10 @@ class Handshake:
     # The reads answered while the server loads (graphmem.early_reads), holding what was read
     # past the initialize line until the server takes the pipe over (`take_over`).
     early: EarlyReads | None = None
+    # Names the kept file of a `tools/list` request line (None: nothing kept for this session):
+    # the first one the server reads itself, with nothing written early for it, is owed too,
+    # so a store's first start keeps both answers (graphmem.wire calls `keep_listing`).
+    list_keeper: Callable[[bytes], KeptAnswer | None] | None = None
 
     def owe(self, request_id: int | str, kept: KeptAnswer) -> None:
         """The SDK's answer to `request_id` is to be kept, or compared with `kept.answered`."""
@@ -84,7 +91,17 @@ class Handshake:
             self.consumed += early.finish()
             for request_id, kept in early.owed:
                 self.owe(request_id, kept)
+                self.list_keeper = None  # the early thread read the session's tools/list
             early.report()
+
+    def keep_listing(self, request_id: int | str, line: bytes) -> None:
+        """A `tools/list` request the server reads itself: the SDK's answer to the first one
+        is kept for the next start (its line names the file), unless one already was owed."""
+        keeper, self.list_keeper = self.list_keeper, None
+        if keeper is not None and str(request_id) not in self.owed:
+            kept = keeper(line)
+            if kept is not None:
+                self.owe(request_id, kept)
 
     def owns(self, response_id: object) -> bool:
         """Whether a response is the SDK's answer to a request read early."""
@@ -158,8 +175,22 @@ def _initialize_id(line: bytes) -> int | str | None:
     return request_id
 
 
+def _without_data_dir(argv: Sequence[str]) -> list[str]:
+    """`argv` without its --data-dir option: the answers are the same for every store."""
+    kept, items = [], list(argv)
+    while items:
+        item = items.pop(0)
+        if item == "--data-dir":
+            items = items[1:]
+        elif not item.startswith("--data-dir="):
+            kept.append(item)
+    return kept
+
+
 def _fingerprint(argv: Sequence[str], line: bytes) -> str:
-    """Everything the initialize answer depends on, hashed."""
+    """Everything the initialize answer depends on, hashed: the install and the settings,
+    not the data dir (neither answer reads the store), so a new store finds the answers kept
+    for another (graphmem.kept_answer's shared copy)."""
 
     def installed(package: str) -> str:
         try:
@@ -172,10 +203,16 @@ def _fingerprint(argv: Sequence[str], line: bytes) -> str:
         edited = f"{source.st_mtime_ns}:{source.st_size}"
     except OSError:
         edited = "-"
+    settings = sorted(
+        (k, v) for k, v in os.environ.items() if k.startswith("GRAPHMEM_") and k != "GRAPHMEM_DIR"
+    )
     parts = [
-        "v1",
-        json.dumps(list(argv)),
-        json.dumps(sorted((k, v) for k, v in os.environ.items() if k.startswith("GRAPHMEM_"))),
+        "v2",
+        json.dumps(_without_data_dir(argv)),
+        json.dumps(settings),
+        # Which install: two environments of one version may differ in what they load.
+        sys.prefix,
+        str(_SERVER_MODULE.parent),
         installed("graphmem"),
         installed("mcp"),
         str(cypher_available()),
@@ -204,12 +241,11 @@ def answer_early(argv: Sequence[str]) -> Handshake | None:
         data_dir = os.environ.get("GRAPHMEM_DIR") or platformdirs.user_data_dir("graphmem")
     name = _fingerprint(argv, consumed[:end])
     cache_file = Path(data_dir).expanduser() / "handshake" / f"{name}.json"
-    kept = KeptAnswer(cache_file)
-    handshake = Handshake(consumed)
+    kept = KeptAnswer(cache_file, shared_file=shared_copy(cache_file.name))
+    handshake = Handshake(consumed, list_keeper=_list_keeper(argv, cache_file))
     handshake.owe(request_id, kept)
-    try:
-        answer = cache_file.read_bytes()
-    except OSError:
+    answer = kept.read()
+    if answer is None:
         return handshake
     try:
         view = memoryview(answer + b"\n")
@@ -220,6 +256,23 @@ def answer_early(argv: Sequence[str]) -> Handshake | None:
     kept.answered = answer
     _start_early_reads(argv, handshake, end, cache_file)
     return handshake
+
+
+def _list_keeper(argv: Sequence[str], cache_file: Path) -> Callable[[bytes], KeptAnswer | None]:
+    """What names the kept answer of a `tools/list` line in the session whose initialize
+    answer is kept in `cache_file`; called by the wire, once the server is loaded."""
+
+    def keeper(line: bytes) -> KeptAnswer | None:
+        from graphmem.early_reads import serve_settings  # noqa: PLC0415 (loaded by now)
+        from graphmem.early_tools_list import tools_list_file  # noqa: PLC0415
+
+        settings = serve_settings(argv)
+        if settings is None:
+            return None
+        path = tools_list_file(cache_file, settings, line)
+        return KeptAnswer(path, method="tools/list", shared_file=shared_copy(path.name))
+
+    return keeper
 
 
 def _start_early_reads(

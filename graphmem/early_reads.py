@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from graphmem.kept_answer import KeptAnswer
+from graphmem.kept_answer import KeptAnswer, shared_copy
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs  # no cost at run time: ~40 ms to import
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from graphmem.config import Settings
     from projections.graph import GraphProjection
 
-__all__ = ["EarlyReads", "start_early_reads"]
+__all__ = ["EarlyReads", "serve_settings", "start_early_reads"]
 
 # A checkpoint larger than this (bytes) is left to the server: restoring it here too costs the
 # memory of a second graph during start-up. The benchmark's data set checkpoints at about
@@ -338,14 +338,10 @@ class EarlyReads:
         the SDK's answer to it is kept or compared, by id."""
         from graphmem.early_tools_list import tools_list_file  # noqa: PLC0415
 
-        kept = KeptAnswer(
-            tools_list_file(self.initialize_file, self.settings, line), method="tools/list"
-        )
+        cache_file = tools_list_file(self.initialize_file, self.settings, line)
+        kept = KeptAnswer(cache_file, method="tools/list", shared_file=shared_copy(cache_file.name))
         self.owed.append((request_id, kept))
-        try:
-            answer = kept.cache_file.read_bytes() if kept.cache_file is not None else None
-        except OSError:
-            answer = None
+        answer = kept.read()
         if answer is None:
             return False
         self._write(answer)
@@ -512,7 +508,7 @@ def start_early_reads(
     version = _agreed_version(kept_answer)
     if version is None:
         return None
-    settings = _settings(argv)
+    settings = serve_settings(argv)
     if settings is None:
         return None
     early = EarlyReads(
@@ -542,7 +538,7 @@ def _client_name(line: bytes) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _settings(argv: Sequence[str]) -> Settings | None:
+def serve_settings(argv: Sequence[str]) -> Settings | None:
     """The settings the server will run with (None: the server says what is wrong)."""
     from graphmem.config import Settings, SettingsError, parse_tools  # noqa: PLC0415
 

@@ -28,12 +28,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from eventstore.events import DecayApplied
 from projections.graph_time import DAY_MS
+
+if TYPE_CHECKING:
+    # numpy (~15 MiB, 0.2-0.4 s to import) is imported by the column functions that use it:
+    # the scalar functions here are loaded by every server, the graph family served or not.
+    import numpy as np
+    import numpy.typing as npt
+
+    Floats = npt.NDArray[np.float64]
+    Ints = npt.NDArray[np.int64]
 
 __all__ = [
     "EXEMPT_SUBTYPE",
@@ -53,8 +60,6 @@ _SCALE = 1e6  # 10 ** _DECIMALS
 _DENSE_POWERS = 1 << 17
 # Past 2**52 a double has no fraction: rint's input must stay below it to round the product.
 _EXACT_INTEGERS = float(1 << 52)
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
 
 
 def newest_run(runs: Iterable[DecayApplied]) -> DecayApplied | None:
@@ -96,6 +101,8 @@ def decayed_column(
 ) -> Floats:
     """`decayed` over arrays: element i is `decayed(base[i], reference_ms[i], run, r)` with
     r = class_rates[rate_class[i]] (None: no decay), or base[i] where `exempt[i]`."""
+    import numpy as np  # noqa: PLC0415 (see the imports)
+
     out = base.copy()
     if run is None or len(base) == 0:
         return out
@@ -116,6 +123,8 @@ def _powers(
     classes: npt.NDArray[np.intp], days: Ints, class_rates: Sequence[float | None]
 ) -> Floats:
     """math.pow(rate of the class, days) per element, computed once per distinct pair."""
+    import numpy as np  # noqa: PLC0415 (see the imports)
+
     low, high = int(days.min()), int(days.max())
     span = high - low + 1
     if len(class_rates) * span <= _DENSE_POWERS:
@@ -141,6 +150,8 @@ def round6_column(values: Floats) -> Floats:
     """`round(v, 6)` for every v, exactly: rint(v * 1e6) / 1e6 is the nearest double to the
     rounded decimal unless v * 1e6 (itself rounded) lies too near a half to say which way the
     exact product goes; those few go through `round`."""
+    import numpy as np  # noqa: PLC0415 (see the imports)
+
     scaled = values * _SCALE
     out: Floats = np.rint(scaled) / _SCALE
     magnitude = np.abs(scaled)

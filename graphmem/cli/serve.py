@@ -10,7 +10,6 @@ from graphmem.app import running
 from graphmem.backup_schedule import BackupScheduler
 from graphmem.cli.command import CliError, Subparsers
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
-from graphmem.embedding.loader import embedder_problem
 from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serve_stdio
 
 __all__ = ["add_parsers", "host_port", "serve"]
@@ -86,8 +85,12 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     replicate: str | None = getattr(args, "replicate", None)
     if replicate:
         settings = settings.with_replicate(replicate)
-    if "graph" in settings.tools and (missing := embedder_problem(settings.graph.embedder)):
-        raise CliError(missing, code=2)
+    if "graph" in settings.tools:
+        # Only here: the embeddings load numpy, which a server without the family never uses.
+        from graphmem.embedding.loader import embedder_problem  # noqa: PLC0415
+
+        if missing := embedder_problem(settings.graph.embedder):
+            raise CliError(missing, code=2)
     http: tuple[str, int] | None = getattr(args, "http", None)
     if http is None:
         with (

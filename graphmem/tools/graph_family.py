@@ -10,13 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from actors.graph_tunables import Tunables
 from eventstore.hlc import WallClock
 from graphmem.config import Settings
 from graphmem.cypher.service import CypherService
-from graphmem.embedding.service import EmbeddingService
 from graphmem.graph_config import load_tunables
+
+if TYPE_CHECKING:
+    # The embeddings (and numpy with them) are loaded by a server that serves the graph
+    # family (graphmem.app.start_embeddings), not by every server that loads the tools.
+    from graphmem.embedding.service import EmbeddingService
 
 __all__ = ["GraphFamily"]
 

@@ -8,12 +8,11 @@ to be embedded (`pending`): a search made just after a write may not see that wr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from graphmem.embedding.search import SearchOptions, search_answer
-from graphmem.embedding.service import EmbeddingService
 from graphmem.tools import graph_search_schemas as s
 from graphmem.tools.base import (
     ToolContext,
@@ -25,6 +24,11 @@ from graphmem.tools.base import (
     ok,
 )
 from graphmem.tools.graph_args import GraphArgs, check_range, name_text, parse_graph_args
+
+if TYPE_CHECKING:
+    # The embeddings (and numpy with them) are loaded by a server that serves the graph
+    # family (graphmem.app.start_embeddings), not by every server that loads the tools.
+    from graphmem.embedding.service import EmbeddingService
 
 __all__ = ["GRAPH_SEARCH_TOOLS"]
 

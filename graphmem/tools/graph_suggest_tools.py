@@ -13,14 +13,12 @@ naming the file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
-import numpy as np
 
 from actors.time_travel import GraphModels
-from graphmem.embedding.service import EmbeddingService
 from graphmem.graph_home_files import AUDIT_LOG, append_line
 from graphmem.tools import graph_suggest_schemas as s
 from graphmem.tools.base import ToolContext, ToolOutcome, ToolSpec, error
@@ -36,6 +34,11 @@ from projections.graph_family import (
     type_filter,
 )
 from projections.graph_time import format_ms
+
+if TYPE_CHECKING:
+    # The embeddings (and numpy with them) are loaded by a server that serves the graph
+    # family (graphmem.app.start_embeddings), not by every server that loads the tools.
+    from graphmem.embedding.service import EmbeddingService
 
 __all__ = ["GRAPH_SUGGEST_TOOLS"]
 
@@ -70,6 +73,8 @@ class ServiceSimilarities:
     def most_similar_many(
         self, names: Sequence[str], k: int, least: float
     ) -> list[list[tuple[str, float]]]:
+        import numpy as np  # noqa: PLC0415 (numpy only where vectors are: graph_suggest)
+
         graph = self._graph
         answers: list[list[tuple[str, float]]] = [[] for _ in names]
         asked, vectors, types = [], [], []

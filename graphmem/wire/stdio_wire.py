@@ -242,6 +242,9 @@ class Wire:
             return
         if isinstance(message.message, types.JSONRPCRequest):
             request = message.message
+            if request.method == "tools/list" and self.handshake is not None:
+                # Nothing was written early for it: the SDK's answer is kept for next time.
+                self.handshake.keep_listing(request.id, line.raw)
             self.in_flight.started(request.id, ordered=line.ordered)
             self.session.saw_request(request.method, request.id, request.params)
         elif isinstance(message.message, types.JSONRPCNotification):

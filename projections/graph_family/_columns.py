@@ -12,13 +12,16 @@ and re-creation, so a relation's end slots stay valid).
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any, Generic, TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from eventstore.events import DecayApplied
 from projections.graph_decay import decayed_column
+
+if TYPE_CHECKING:
+    # numpy is imported when columns are first made (an index's build): a server that never
+    # builds the graph family's index never loads it (projections.graph_decay says why).
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["DecayColumns"]
 
@@ -37,6 +40,8 @@ class DecayColumns(Generic[K]):
         self._slots: dict[K, int] = {}
         self.keys: list[K] = []
         self.entries: list[Any] = []
+        import numpy as np  # noqa: PLC0415 (see the imports)
+
         n = _FIRST_CAPACITY
         self.base: npt.NDArray[np.float64] = np.zeros(n, dtype=np.float64)
         self.reference: npt.NDArray[np.int64] = np.zeros(n, dtype=np.int64)
@@ -77,6 +82,8 @@ class DecayColumns(Generic[K]):
 
     def slots_of(self, keys: Sequence[K]) -> npt.NDArray[np.intp]:
         """The slots of keys that have one (a KeyError otherwise), as an array."""
+        import numpy as np  # noqa: PLC0415 (see the imports)
+
         return np.fromiter(map(self._slots.__getitem__, keys), dtype=np.intp, count=len(keys))
 
     def put(
@@ -155,10 +162,12 @@ class DecayColumns(Generic[K]):
         )
 
 
-A = TypeVar("A", bound=np.generic)
+A = TypeVar("A", bound="np.generic")
 
 
 def _doubled(column: npt.NDArray[A]) -> npt.NDArray[A]:
+    import numpy as np  # noqa: PLC0415 (see the imports)
+
     grown = np.zeros((2 * len(column), *column.shape[1:]), dtype=column.dtype)
     grown[: len(column)] = column
     return grown

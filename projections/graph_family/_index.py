@@ -23,7 +23,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar, cast
 
-import numpy as np
 from sortedcontainers import SortedList
 
 from eventstore.events import DecayApplied, ObservationAdded, ObservationDeleted
@@ -50,6 +49,9 @@ from projections.graph_family._entries import (
 from projections.graph_family._tokens import TokenIndex
 from projections.graph_family._values import Reading
 from projections.naming import slug
+
+# numpy is imported by the methods that read the decay columns (projections.graph_decay says
+# why): a server that never builds this index never loads it.
 
 __all__ = ["FamilyIndex", "IndexListener"]
 
@@ -196,6 +198,8 @@ class FamilyIndex:
         """Alive names by confidence descending, then name (and, per type, the confidences),
         built on first use after a run moved most entries: names in order, then a stable
         sort of their confidences (one C sort instead of 100,000 tuple comparisons)."""
+        import numpy as np  # noqa: PLC0415 (only where the columns are read: see the imports)
+
         if self._by_confidence is not None:
             return self._by_confidence
         columns = self._entity_columns
@@ -353,6 +357,8 @@ class FamilyIndex:
         return [run.rates.get(t.casefold(), run.rate) for t in self._type_classes]
 
     def _redecay_entities(self, run: DecayApplied | None) -> None:
+        import numpy as np  # noqa: PLC0415 (only where the columns are read: see the imports)
+
         columns = self._entity_columns
         n = columns.size
         new = columns.decayed(run, self.entity_rates(run) if run is not None else [])
@@ -388,6 +394,8 @@ class FamilyIndex:
                 self._stale.add((entry.last_seen, entry.name))
 
     def _redecay_relations(self, run: DecayApplied | None) -> None:
+        import numpy as np  # noqa: PLC0415 (only where the columns are read: see the imports)
+
         columns = self._relation_columns
         assert columns is not None
         n = columns.size
@@ -534,6 +542,8 @@ class FamilyIndex:
 
     def stale(self, threshold: float, seen_before: int) -> int:
         """Entities whose confidence is below `threshold` and last_seen before `seen_before`."""
+        import numpy as np  # noqa: PLC0415 (only where the columns are read: see the imports)
+
         if self._stale_threshold != threshold:
             self._stale_threshold = threshold
             columns = self._entity_columns

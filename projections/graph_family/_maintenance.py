@@ -15,10 +15,7 @@ import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from eventstore.events import DecayApplied
 from projections.graph import GraphProjection
@@ -26,6 +23,12 @@ from projections.graph_decay import newest_run, round6_column
 from projections.graph_family._build import family_index
 from projections.graph_family._index import FamilyIndex
 from projections.graph_time import DAY_MS
+
+if TYPE_CHECKING:
+    # numpy is imported by the functions that run over the columns (projections.graph_decay
+    # says why): a server that never decays nor prunes never loads it.
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "DETAILS_LIMIT",
@@ -103,6 +106,8 @@ def decay_report(
     Every element's new value comes from one vectorised pass over the index's DecayColumns
     (equal to projections.graph_decay.decayed element by element), so a new day's run, which
     moves every value, costs array operations rather than 400,000 Python calls."""
+    import numpy as np  # noqa: PLC0415 (see the imports)
+
     index = family_index(graph)
     relations = index.relation_columns()
     entities = index.entity_columns()
@@ -153,6 +158,8 @@ def _largest_drops(
     """(slot, old, new) of the `limit` largest drops among the `moved` slots: by the drop
     rounded to 6 places descending, then key. The rounded drops are exact (round6_column),
     so only the slots tied at the cut are ordered by key in Python."""
+    import numpy as np  # noqa: PLC0415 (see the imports)
+
     if moved.size == 0 or limit <= 0:
         return []
     drops = round6_column(old[moved] - new[moved])
@@ -204,6 +211,8 @@ def _candidates_of(
     """The candidates at these thresholds, kept by the index until it next changes."""
 
     def compute() -> _Candidates:
+        import numpy as np  # noqa: PLC0415 (see the imports)
+
         # Over the index's columns: a pass in numpy, Python only for what is selected.
         entities, relations = index.entity_columns(), index.relation_columns()
         n, m = entities.size, relations.size

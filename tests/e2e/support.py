@@ -23,8 +23,12 @@ def server_params(data_dir: Path, *, tools: str | None = None, **env: str) -> St
     """`graphmem serve` on `data_dir`; `tools` sets GRAPHMEM_TOOLS, `env` any other setting.
 
     Unless `env` names GRAPHMEM_SCHEMAS_DIR, the user schema folder is an empty folder inside
-    the data dir, so schema files in the developer's own config folder never leak into a test.
+    the data dir, so schema files in the developer's own config folder never leak into a test;
+    unless it names XDG_CACHE_HOME, so is the user's cache (answers kept for every store,
+    graphmem.kept_answer), so no other test's or the developer's kept answers do either.
     """
+    if "XDG_CACHE_HOME" not in env:
+        env = {**env, "XDG_CACHE_HOME": str(data_dir / "user-cache")}
     if "GRAPHMEM_SCHEMAS_DIR" not in env:
         user_schemas = data_dir / "user-schemas"
         user_schemas.mkdir(parents=True, exist_ok=True)

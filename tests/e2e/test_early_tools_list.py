@@ -103,15 +103,16 @@ def test_a_restarted_server_lists_its_tools_early_with_the_bytes_the_server_writ
         tmp_path / "alone-profile", version, tools=profile, GRAPHMEM_EARLY_HANDSHAKE="0"
     )
     store = tmp_path / "store"
-    _host_session(store, version, tools=profile)  # keeps the initialize answer
-    _, second = _host_session(store, version, tools=profile)  # keeps the tools/list answer
-    assert _listed_early(second) == 0
+    # The first start keeps the SDK's initialize and tools/list answers.
+    first, early = _host_session(store, version, tools=profile)
+    assert _listed_early(early) == 0
     assert len(_kept_lists(store)) == 1
-    third, early = _host_session(store, version, tools=profile)
+    assert first[:2] == alone[:2]
+    second, early = _host_session(store, version, tools=profile)
     assert _listed_early(early) == 1
-    assert third[:2] == alone[:2]  # the call after it is answered too (mesh's is timestamped)
-    assert len(third) == len(alone) == 3
-    assert json.loads(third[1])["result"]["tools"]
+    assert second[:2] == alone[:2]  # the call after it is answered too (mesh's is timestamped)
+    assert len(second) == len(alone) == 3
+    assert json.loads(second[1])["result"]["tools"]
 
 
 def test_an_edited_schema_file_finds_no_kept_list_and_the_server_lists_the_new_tools(
@@ -209,8 +210,9 @@ def test_a_host_that_waits_for_each_answer_reads_each_answer_once_in_order(
     tmp_path: Path,
 ) -> None:
     store = tmp_path / "store"
-    for _ in range(2):  # keeps the initialize answer, then the tools/list one
-        _one_request_at_a_time(store)
+    _, early = _one_request_at_a_time(store)  # keeps the initialize and tools/list answers
+    assert early == {}
+    assert len(_kept_lists(store)) == 1
     server, early = _one_request_at_a_time(store)
     assert _listed_early(early) == 1
     answers = [json.loads(line) for line in server.stdout_lines]

@@ -78,3 +78,56 @@ def test_a_stdio_server_answers_without_loading_the_http_stack_or_other_commands
     loaded = set(modules_file.read_text().split())
     assert "graphmem.server" in loaded  # the server did load
     assert sorted(loaded.intersection(HTTP_AND_COMMAND_ONLY)) == []
+
+
+# Loaded only by a server that serves the graph family (its columns, embeddings, suggestions):
+# numpy alone is ~15 MiB and 0.2-0.4 s of every start-up.
+GRAPH_FAMILY_ONLY = ("numpy", "graphmem.embedding.service", "graphmem.embedding.embedders")
+
+
+def test_a_memory_and_schema_server_writes_and_searches_without_loading_numpy(
+    tmp_path: Path,
+) -> None:
+    params = server_params(tmp_path / "data")
+    entity = {"name": "Ada", "entityType": "person", "observations": ["wrote notes"]}
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "imports", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "create_entities", "arguments": {"entities": [entity]}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "search_nodes", "arguments": {"query": "notes"}},
+        },
+    ]
+    modules_file = tmp_path / "modules.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", SERVE, str(modules_file)],
+        input=b"".join(json.dumps(r).encode() + b"\n" for r in requests),
+        capture_output=True,
+        env=params.env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    assert answers[3]["result"]["structuredContent"]["entities"][0]["name"] == "Ada"
+    loaded = set(modules_file.read_text().split())
+    assert "graphmem.server" in loaded
+    assert sorted(loaded.intersection(GRAPH_FAMILY_ONLY)) == []

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from graphmem.early_handshake import Handshake, KeptAnswer, _stdio_serve_data_dir
+from graphmem.early_handshake import Handshake, KeptAnswer, _fingerprint, _stdio_serve_data_dir
 
 
 @pytest.mark.parametrize(
@@ -65,3 +65,20 @@ def test_only_the_sdks_answer_to_the_early_initialize_is_held_back_once() -> Non
     assert handshake.owns(1)
     assert handshake.settle(1, b"kept", success=True) == (None, None)
     assert not handshake.owns(1)  # a client may reuse the id later: that answer goes out
+
+
+def test_the_kept_answers_name_is_the_same_for_every_data_dir_and_not_for_other_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A new store finds the answers kept for another in the user's cache: only the data dir
+    # is left out of the name, never a setting that changes an answer.
+    line = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}'
+    monkeypatch.setenv("GRAPHMEM_DIR", "/stores/a")
+    first = _fingerprint(["serve"], line)
+    monkeypatch.setenv("GRAPHMEM_DIR", "/stores/b")
+    assert _fingerprint(["serve"], line) == first
+    assert _fingerprint(["--data-dir", "/stores/c", "serve"], line) == first
+    assert _fingerprint(["--data-dir=/stores/d", "serve"], line) == first
+    assert _fingerprint(["serve", "--tools", "memory"], line) != first
+    monkeypatch.setenv("GRAPHMEM_TOOLS", "memory")
+    assert _fingerprint(["serve"], line) != first
