@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +30,12 @@ settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
 
+
+# A server keeps its handshake answers in the user's cache as well as its data dir
+# (graphmem/kept_answer.py). Tests point that cache at a folder of their own, so a run never
+# writes into the developer's ~/.cache nor reads answers another checkout kept there; servers
+# spawned by the tests inherit it. tests/e2e/support.server_params gives each data dir its own.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="graphmem-tests-cache-")
 
 _SUBPROCESS_DIRS = ("e2e", "compat")
 
