@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from itertools import accumulate, chain, repeat
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -15,6 +15,7 @@ from msgspec.structs import astuple
 
 from eventstore.events import DecayApplied, RelationCreated
 from projections.graph._records import (
+    LAZY,
     OCCURRENCES_DECODER,
     OCCURRENCES_V3_DECODER,
     PLAIN,
@@ -27,6 +28,9 @@ from projections.graph._records import (
     PackedEdges,
     RelationKey,
     RelationRecord,
+    RestoredEntityRecord,
+    RestoredRelationRecord,
+    RestoredStamps,
 )
 
 __all__ = ["SnapshotError", "decode_snapshot", "encode_snapshot"]
@@ -126,6 +130,25 @@ _TYPE = attrgetter("entity_type")
 _EDGES = attrgetter("edges")
 _ATTRS = attrgetter("attrs")
 _BASE = attrgetter("base")
+_CREATED_SLOT = EntityRecord.__dict__["created"]
+_TYPE_STAMP_SLOT = EntityRecord.__dict__["type_stamp"]
+_WATERMARK_SLOT = EntityRecord.__dict__["watermark"]
+_RELATION_CREATED_SLOT = RelationRecord.__dict__["created"]
+
+
+# Where each part of a restore's stamp table begins (see RestoredStamps).
+def _created_from(columns: RestoredStamps) -> int:
+    return 1
+
+
+def _watermarks_from(columns: RestoredStamps) -> int:
+    return 1 + columns.entities
+
+
+def _relations_created_from(columns: RestoredStamps) -> int:
+    return 1 + 2 * columns.entities
+
+
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _THIRD = itemgetter(2)
@@ -168,6 +191,33 @@ class _StampTable:
         self.origin.extend(map(self.origin_index.__getitem__, map(_ORIGIN, stamps)))
         self.seq.extend(map(_SEQ, stamps))
 
+    def extend_held(
+        self, records: list[Any], slot: Any, first: Callable[[RestoredStamps], int]
+    ) -> None:
+        """The stamp each of `records` holds in `slot` (a field's own descriptor, under the
+        restored records' properties), those still LAZY read from their restore's columns at
+        `first(columns) + row` rather than made: read through the record, each would be made
+        and kept, and a checkpoint would undo what a restore saves."""
+        stamps: list[FoldStamp] = list(map(slot.__get__, records))
+        if LAZY not in stamps:
+            self.extend(stamps)
+            return
+        hlc, origin, seq, index = self.hlc, self.origin, self.seq, self.origin_index
+        run_start = 0
+        for at, stamp in enumerate(stamps):
+            if stamp is not LAZY:
+                continue
+            # Those before it, held, in one pass; then its restore's columns.
+            self.extend(stamps[run_start:at])
+            run_start = at + 1
+            record = records[at]
+            columns: RestoredStamps = record.stamps
+            k = first(columns) + record.row - 1
+            hlc.append(columns.hlc[k])
+            origin.append(index[columns.origins[columns.origin[k]]])
+            seq.append(columns.seq[k])
+        self.extend(stamps[run_start:])
+
     def ref(self, stamp: FoldStamp) -> int:
         """The index of the zero stamp, or of `stamp` added."""
         if stamp == ZERO:
@@ -189,9 +239,9 @@ def encode_snapshot(graph: GraphState) -> bytes:
     records = list(graph.entities.values())
     relations = list(graph.relations.values())
     table = _StampTable(origins)
-    table.extend([entity.created for entity in records])
-    table.extend([entity.watermark for entity in records])
-    table.extend([relation.created for relation in relations])
+    table.extend_held(records, _CREATED_SLOT, _created_from)
+    table.extend_held(records, _WATERMARK_SLOT, _watermarks_from)
+    table.extend_held(relations, _RELATION_CREATED_SLOT, _relations_created_from)
     strings: dict[str, int] = {}
     return _ENCODER.encode(
         _Snapshot(
@@ -230,7 +280,10 @@ def _entity_columns(
         "type_stamps": [
             (i, ref(e.type_stamp))
             for i, e in enumerate(records)
-            if e.type_stamp is not e.created and e.type_stamp != e.created
+            # LAZY: a restored record's `created`, not read since (reading it would make it).
+            if _TYPE_STAMP_SLOT.__get__(e) is not LAZY
+            and e.type_stamp is not e.created
+            and e.type_stamp != e.created
         ],
         "dead": [i for i, e in enumerate(records) if not e.alive],
         "deleted": [(i, ref(e.deleted)) for i, e in enumerate(records) if e.deleted != ZERO],
@@ -392,39 +445,35 @@ def _restored(state: _SnapshotV3) -> GraphState:
         _ints("I", columns.origin),
         _ints("q", columns.seq),
     )
-    # A short table shows as records missing, caught where they are paired with their keys.
+    n = len(state.names)
+    # Checked now, as the stamps are read later: every record's row is in the table, and
+    # every origin index in the origin table.
     if not len(hlc) == len(origin) == len(seq):
         raise SnapshotError("the snapshot's stamp columns do not line up")
-    # One object per stamp, sharing their origin's string (often all have the same one).
-    if origin and columns.origin == columns.origin[:4] * len(origin):
-        origin_of: Iterator[str] = repeat(origins[origin[0]])
-    else:
-        origin_of = map(origins.__getitem__, origin)
-    # Equal clock readings share one int, as the fold shares a transaction's: a transaction's
-    # events have one reading, so an import's 150,000 stamps hold ~100 distinct clocks, and a
-    # 32-byte int per stamp was a tenth of a restored graph. A hash per stamp, in C.
-    clocks: dict[int, int] = {}
-    table = [ZERO, *map(FoldStamp, map(clocks.setdefault, hlc, hlc), origin_of, seq)]
-    del clocks
+    if len(hlc) < 2 * n + len(state.from_entities) // 4:
+        raise SnapshotError("the snapshot's stamp table is shorter than its records")
+    if origin and max(origin) >= len(origins):
+        raise SnapshotError("a stamp's origin is not in the snapshot's origin table")
+    table = RestoredStamps(hlc, origin, seq, origins, n)
     relations, by_key = _restore_relations(state, table)
     return GraphState(
         position=state.position,
         entities=_restore_entities(state, table, relations),
-        entities_last=table[state.entities_last],
+        entities_last=table.at(state.entities_last),
         entities_unsorted=state.entities_unsorted,
         alive=state.alive,
         relations=by_key,
-        relations_last=table[state.relations_last],
+        relations_last=table.at(state.relations_last),
         relations_unsorted=state.relations_unsorted,
         visible=state.visible,
         origins=dict(zip(origins, origins, strict=True)),
         packed_origins=origins,
-        decay_runs={table[at]: run for at, run in state.decay_runs},
+        decay_runs={table.at(at): run for at, run in state.decay_runs},
     )
 
 
 def _restore_entities(
-    state: _SnapshotV3, table: list[FoldStamp], relations: tuple[RelationRecord, ...]
+    state: _SnapshotV3, table: RestoredStamps, relations: tuple[RelationRecord, ...]
 ) -> dict[str, EntityRecord]:
     names = state.names
     n = len(names)
@@ -437,14 +486,13 @@ def _restore_entities(
     for i, raw in zip(_ints("I", state.packed_at), state.packed, strict=True):
         packed[i] = raw
     starts = list(accumulate(counts, initial=0))
-    created = table[1 : n + 1]
-    records = list(
+    records: list[EntityRecord] = list(
         map(
-            EntityRecord,
-            created,
+            RestoredEntityRecord,
+            repeat(LAZY),  # created: row i of the table's entities
             map(state.strings.__getitem__, types),
-            created,  # the type's stamp, but where listed
-            table[n + 1 : 2 * n + 1],
+            repeat(LAZY),  # the type's stamp: `created`, but where listed
+            repeat(LAZY),  # watermark: row i of the table's watermarks
             repeat(True),  # alive
             repeat(ZERO),  # deleted
             repeat(None),  # occ: every occurrence restored is packed
@@ -454,24 +502,27 @@ def _restore_entities(
             map(PackedEdges, repeat(relations), repeat(indexes), starts, starts[1:]),
             repeat(None),  # attrs, but where listed
             names,
+            range(n),
+            repeat(table),
         )
     )
-    for i, at in state.type_stamps:
-        records[i].type_stamp = table[at]
+    at = table.at
+    for i, k in state.type_stamps:
+        records[i].type_stamp = at(k)
     for i in state.dead:
         records[i].alive = False
-    for i, at in state.deleted:
+    for i, k in state.deleted:
         record = records[i]
-        deleted = table[at]
+        deleted = at(k)
         # A tombstone's watermark is its deletion, mostly (as the fold leaves it): one object
         # for both, where the table has two, keeps each deleted entity a stamp smaller.
         record.deleted = record.watermark if deleted == record.watermark else deleted
     for i in state.unsorted:
         records[i].occ_unsorted = True
     for i, deletions in state.content_deleted:
-        records[i].content_deleted = {content: table[at] for content, at in deletions.items()}
+        records[i].content_deleted = {content: at(k) for content, k in deletions.items()}
     for i, attrs in state.entity_attrs:
-        records[i].attrs = {field: (table[at], value) for field, (at, value) in attrs.items()}
+        records[i].attrs = {field: (at(k), value) for field, (k, value) in attrs.items()}
     entities = dict(zip(names, records, strict=True))
     if len(entities) != n:
         raise SnapshotError("the snapshot holds an entity twice")
@@ -479,10 +530,9 @@ def _restore_entities(
 
 
 def _restore_relations(
-    state: _SnapshotV3, table: list[FoldStamp]
+    state: _SnapshotV3, table: RestoredStamps
 ) -> tuple[tuple[RelationRecord, ...], dict[RelationKey, RelationRecord]]:
     names = state.names
-    n = len(names)
     from_entities = _ints("I", state.from_entities)
     to_entities = _ints("I", state.to_entities)
     relation_types = _ints("I", state.relation_types)
@@ -497,24 +547,28 @@ def _restore_relations(
             strict=True,
         )
     )
-    relations = list(
+    relations: list[RelationRecord] = list(
         map(
-            RelationRecord,
+            RestoredRelationRecord,
             keys,
-            table[2 * n + 1 : 2 * n + m + 1],
+            repeat(LAZY),  # created: row j of the table's relations
             repeat(PLAIN),  # base, but where listed
             repeat(ZERO),  # deleted
             repeat(True),  # visible
+            repeat(None),  # updates, but where listed
+            range(m),
+            repeat(table),
         )
     )
+    at = table.at
     for j in state.hidden:
         relations[j].visible = False
     for j, base in state.bases:
         relations[j].base = base
-    for j, at in state.relation_deleted:
-        relations[j].deleted = table[at]
+    for j, k in state.relation_deleted:
+        relations[j].deleted = at(k)
     for j, updates in state.updates:
-        relations[j].updates = {field: (table[at], value) for field, (at, value) in updates.items()}
+        relations[j].updates = {field: (at(k), value) for field, (k, value) in updates.items()}
     by_key = dict(zip(keys, relations, strict=True))
     if len(by_key) != m:
         raise SnapshotError("the snapshot holds a relation twice")

@@ -72,6 +72,98 @@ class EntityRecord(msgspec.Struct, gc=False, array_like=True):
     name: str = ""
 
 
+# --- records a restore made: stamps kept in the snapshot's columns until read ---------------
+
+# What a restored record's stamp field holds until its first read: the stamp itself is in the
+# restore's columns (RestoredStamps). Never compared: readers go through the properties below.
+LAZY = FoldStamp(-1, "", -1)
+
+
+class RestoredStamps:
+    """A restore's stamp table kept as the snapshot's columns (int64 clocks and sequences,
+    origin indexes), with a stamp object made only when a record's is read. Index 0 is the
+    zero stamp; then each entity's `created`, each entity's `watermark`, each relation's
+    `created` (see projections.graph._codec._SnapshotV3). A stamp object and its sequence's
+    int were 80 bytes each, three an entity: a fifth of a restored graph, mostly never read."""
+
+    __slots__ = ("clocks", "entities", "hlc", "origin", "origins", "seq")
+
+    def __init__(
+        self, hlc: array[int], origin: array[int], seq: array[int], origins: list[str], n: int
+    ) -> None:
+        self.hlc = hlc
+        self.origin = origin
+        self.seq = seq
+        self.origins = origins  # the GraphState's own strings, so stamps share them
+        self.entities = n
+        # Equal clock readings share one int, as the fold shares a transaction's.
+        self.clocks: dict[int, int] = {}
+
+    def at(self, index: int) -> FoldStamp:
+        """The stamp at `index` of the table, made now."""
+        if index == 0:
+            return ZERO
+        k = index - 1
+        hlc = self.hlc[k]
+        return FoldStamp(
+            self.clocks.setdefault(hlc, hlc), self.origins[self.origin[k]], self.seq[k]
+        )
+
+
+NO_STAMPS = RestoredStamps(array("q"), array("I"), array("q"), [], 0)
+
+_ENTITY_CREATED = EntityRecord.__dict__["created"]  # the slots themselves, under the properties
+_ENTITY_TYPE_STAMP = EntityRecord.__dict__["type_stamp"]
+_ENTITY_WATERMARK = EntityRecord.__dict__["watermark"]
+
+
+class RestoredEntityRecord(EntityRecord, gc=False, array_like=True):
+    """An EntityRecord a restore made: `created`, `watermark` and `type_stamp` stay LAZY in
+    their slots (row `row` of `stamps`) until first read, then are held as the fold's are.
+    `type_stamp` LAZY means `created`'s, as a restore lists it only where it differs."""
+
+    row: int = 0
+    stamps: RestoredStamps = NO_STAMPS
+
+    @property  # type: ignore[misc]
+    def created(self) -> FoldStamp:
+        stamp: FoldStamp = _ENTITY_CREATED.__get__(self)
+        if stamp is LAZY:
+            stamp = self.stamps.at(1 + self.row)
+            _ENTITY_CREATED.__set__(self, stamp)
+        return stamp
+
+    @created.setter
+    def created(self, stamp: FoldStamp) -> None:
+        if _ENTITY_TYPE_STAMP.__get__(self) is LAZY:
+            _ENTITY_TYPE_STAMP.__set__(self, self.created)  # it meant the old creation's
+        _ENTITY_CREATED.__set__(self, stamp)
+
+    @property  # type: ignore[misc]
+    def type_stamp(self) -> FoldStamp:
+        stamp: FoldStamp = _ENTITY_TYPE_STAMP.__get__(self)
+        if stamp is LAZY:
+            stamp = self.created
+            _ENTITY_TYPE_STAMP.__set__(self, stamp)
+        return stamp
+
+    @type_stamp.setter
+    def type_stamp(self, stamp: FoldStamp) -> None:
+        _ENTITY_TYPE_STAMP.__set__(self, stamp)
+
+    @property  # type: ignore[misc]
+    def watermark(self) -> FoldStamp:
+        stamp: FoldStamp = _ENTITY_WATERMARK.__get__(self)
+        if stamp is LAZY:
+            stamp = self.stamps.at(1 + self.stamps.entities + self.row)
+            _ENTITY_WATERMARK.__set__(self, stamp)
+        return stamp
+
+    @watermark.setter
+    def watermark(self, stamp: FoldStamp) -> None:
+        _ENTITY_WATERMARK.__set__(self, stamp)
+
+
 ENTITY_ATTRIBUTES = (
     "confidence",
     "times_mentioned",
@@ -124,6 +216,30 @@ class RelationRecord(msgspec.Struct, gc=False, eq=False, array_like=True):
     visible: bool = False
     # Attributes written by a RelationUpdated newer than `created`: field -> (stamp, value).
     updates: dict[str, tuple[FoldStamp, Any]] | None = None
+
+
+_RELATION_CREATED = RelationRecord.__dict__["created"]
+
+
+class RestoredRelationRecord(RelationRecord, gc=False, eq=False, array_like=True):
+    """A RelationRecord a restore made: `created` stays LAZY (row `row` of the relations'
+    part of `stamps`) until first read."""
+
+    row: int = 0
+    stamps: RestoredStamps = NO_STAMPS
+
+    @property  # type: ignore[misc]
+    def created(self) -> FoldStamp:
+        stamp: FoldStamp = _RELATION_CREATED.__get__(self)
+        if stamp is LAZY:
+            stamps = self.stamps
+            stamp = stamps.at(1 + 2 * stamps.entities + self.row)
+            _RELATION_CREATED.__set__(self, stamp)
+        return stamp
+
+    @created.setter
+    def created(self, stamp: FoldStamp) -> None:
+        _RELATION_CREATED.__set__(self, stamp)
 
 
 SMALL_EDGES = 8
