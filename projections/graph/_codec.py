@@ -28,6 +28,7 @@ from projections.graph._records import (
     PackedEdges,
     RelationKey,
     RelationRecord,
+    RestoredEdges,
     RestoredEntityRecord,
     RestoredRelationRecord,
     RestoredStamps,
@@ -212,10 +213,10 @@ class _StampTable:
             run_start = at + 1
             record = records[at]
             columns: RestoredStamps = record.stamps
-            k = first(columns) + record.row - 1
-            hlc.append(columns.hlc[k])
-            origin.append(index[columns.origins[columns.origin[k]]])
-            seq.append(columns.seq[k])
+            clock, name, number = columns.columns(first(columns) + record.row)
+            hlc.append(clock)
+            origin.append(index[name])
+            seq.append(number)
         self.extend(stamps[run_start:])
 
     def ref(self, stamp: FoldStamp) -> int:
@@ -455,10 +456,13 @@ def _restored(state: _SnapshotV3) -> GraphState:
     if origin and max(origin) >= len(origins):
         raise SnapshotError("a stamp's origin is not in the snapshot's origin table")
     table = RestoredStamps(hlc, origin, seq, origins, n)
-    relations, by_key = _restore_relations(state, table)
+    # Entity i and relation i share their row's int (each held by its record and an entity's
+    # by its PackedEdges): one int object of 32 bytes per row, not three.
+    rows = list(range(max(n, len(state.from_entities) // 4)))
+    relations, by_key = _restore_relations(state, table, rows)
     return GraphState(
         position=state.position,
-        entities=_restore_entities(state, table, relations),
+        entities=_restore_entities(state, table, relations, rows),
         entities_last=table.at(state.entities_last),
         entities_unsorted=state.entities_unsorted,
         alive=state.alive,
@@ -473,7 +477,10 @@ def _restored(state: _SnapshotV3) -> GraphState:
 
 
 def _restore_entities(
-    state: _SnapshotV3, table: RestoredStamps, relations: tuple[RelationRecord, ...]
+    state: _SnapshotV3,
+    table: RestoredStamps,
+    relations: tuple[RelationRecord, ...],
+    rows: list[int],
 ) -> dict[str, EntityRecord]:
     names = state.names
     n = len(names)
@@ -485,7 +492,8 @@ def _restore_entities(
     packed: list[bytes | None] = [None] * n
     for i, raw in zip(_ints("I", state.packed_at), state.packed, strict=True):
         packed[i] = raw
-    starts = list(accumulate(counts, initial=0))
+    starts = array("q", accumulate(counts, initial=0))
+    shared = RestoredEdges(relations, indexes, starts)
     records: list[EntityRecord] = list(
         map(
             RestoredEntityRecord,
@@ -499,10 +507,10 @@ def _restore_entities(
             repeat(False),  # occ_unsorted
             repeat(None),  # content_deleted
             packed,
-            map(PackedEdges, repeat(relations), repeat(indexes), starts, starts[1:]),
+            map(PackedEdges, repeat(shared), rows),
             repeat(None),  # attrs, but where listed
             names,
-            range(n),
+            rows,
             repeat(table),
         )
     )
@@ -530,7 +538,7 @@ def _restore_entities(
 
 
 def _restore_relations(
-    state: _SnapshotV3, table: RestoredStamps
+    state: _SnapshotV3, table: RestoredStamps, rows: list[int]
 ) -> tuple[tuple[RelationRecord, ...], dict[RelationKey, RelationRecord]]:
     names = state.names
     from_entities = _ints("I", state.from_entities)
@@ -556,7 +564,7 @@ def _restore_relations(
             repeat(ZERO),  # deleted
             repeat(True),  # visible
             repeat(None),  # updates, but where listed
-            range(m),
+            rows,
             repeat(table),
         )
     )

@@ -80,34 +80,44 @@ LAZY = FoldStamp(-1, "", -1)
 
 
 class RestoredStamps:
-    """A restore's stamp table kept as the snapshot's columns (int64 clocks and sequences,
-    origin indexes), with a stamp object made only when a record's is read. Index 0 is the
-    zero stamp; then each entity's `created`, each entity's `watermark`, each relation's
-    `created` (see projections.graph._codec._SnapshotV3). A stamp object and its sequence's
-    int were 80 bytes each, three an entity: a fifth of a restored graph, mostly never read."""
+    """A restore's stamp table kept as the snapshot's columns, with a stamp object made only
+    when a record's is read. Index 0 is the zero stamp; then each entity's `created`, each
+    entity's `watermark`, each relation's `created` (see projections.graph._codec._SnapshotV3).
+    A stamp object and its sequence's int were 80 bytes each, three an entity: a fifth of a
+    restored graph, mostly never read. The columns are as narrow as their values allow: a
+    stamp of an import or of batched writes takes 7 bytes (a clock index, an origin index, a
+    sequence), not 24."""
 
     __slots__ = ("clocks", "entities", "hlc", "origin", "origins", "seq")
 
     def __init__(
         self, hlc: array[int], origin: array[int], seq: array[int], origins: list[str], n: int
     ) -> None:
+        # A transaction's events share one clock reading, so an import's stamps hold ~100
+        # distinct ones: `hlc` indexes them (which equal stamps made later share, as the
+        # fold shares a transaction's), unless they are too many for that to be smaller.
+        distinct = list(dict.fromkeys(hlc))
+        self.clocks: list[int] | None = None
+        if len(distinct) <= 0xFFFF and len(distinct) < len(hlc) // 4:
+            at = {clock: i for i, clock in enumerate(distinct)}
+            self.clocks = distinct
+            hlc = array("H", map(at.__getitem__, hlc))
         self.hlc = hlc
-        self.origin = origin
-        self.seq = seq
+        self.origin = array("B", origin) if len(origins) <= 0x100 else origin
+        self.seq = array("I", seq) if seq and min(seq) >= 0 and max(seq) <= 0xFFFFFFFF else seq
         self.origins = origins  # the GraphState's own strings, so stamps share them
         self.entities = n
-        # Equal clock readings share one int, as the fold shares a transaction's.
-        self.clocks: dict[int, int] = {}
+
+    def columns(self, index: int) -> tuple[int, str, int]:
+        """The stamp at `index` (not 0) as its three values, no stamp made."""
+        k = index - 1
+        clocks = self.clocks
+        hlc = self.hlc[k] if clocks is None else clocks[self.hlc[k]]
+        return hlc, self.origins[self.origin[k]], self.seq[k]
 
     def at(self, index: int) -> FoldStamp:
         """The stamp at `index` of the table, made now."""
-        if index == 0:
-            return ZERO
-        k = index - 1
-        hlc = self.hlc[k]
-        return FoldStamp(
-            self.clocks.setdefault(hlc, hlc), self.origins[self.origin[k]], self.seq[k]
-        )
+        return ZERO if index == 0 else FoldStamp(*self.columns(index))
 
 
 NO_STAMPS = RestoredStamps(array("q"), array("I"), array("q"), [], 0)
@@ -246,24 +256,42 @@ SMALL_EDGES = 8
 """Incident relations held as a tuple up to this many, then as a dict."""
 
 
-class PackedEdges(msgspec.Struct, gc=False):
-    """An entity's incident relations as a restore left them: indexes into the relations it
-    restored, resolved only when iterated, then those added since, held as a fold holds them
-    (see add_edge). Resolving them on the first add instead cost a fold after a restore more
-    than building them all cost the restore."""
+class RestoredEdges:
+    """What every PackedEdges of one restore shares: the relations it restored, and each
+    entity's incident ones as indexes into them (entity i's: `starts[i]` to `starts[i + 1]`)."""
 
-    relations: tuple[RelationRecord, ...]  # shared by every entity of the restore, as is `indexes`
-    indexes: array[int]
-    start: int
-    stop: int
+    __slots__ = ("indexes", "relations", "starts")
+
+    def __init__(
+        self, relations: tuple[RelationRecord, ...], indexes: array[int], starts: array[int]
+    ) -> None:
+        self.relations = relations
+        self.indexes = indexes
+        self.starts = starts
+
+
+class PackedEdges(msgspec.Struct, gc=False):
+    """An entity's incident relations as a restore left them: its row's indexes into the
+    relations it restored, resolved only when iterated, then those added since, held as a fold
+    holds them (see add_edge). Resolving them on the first add instead cost a fold after a
+    restore more than building them all cost the restore. Its row's offsets are in the shared
+    `restored` (two int objects an entity, held here, were a twentieth of a restored graph)."""
+
+    restored: RestoredEdges
+    row: int  # the record's own `row` object
     edges: tuple[RelationRecord, ...] | dict[RelationRecord, None] | None = None
 
     def __iter__(self) -> Iterator[RelationRecord]:
-        restored = map(self.relations.__getitem__, self.indexes[self.start : self.stop])
-        return chain(restored, self.edges) if self.edges else restored
+        restored = self.restored
+        starts = restored.starts
+        row = self.row
+        held = map(restored.relations.__getitem__, restored.indexes[starts[row] : starts[row + 1]])
+        return chain(held, self.edges) if self.edges else held
 
     def __len__(self) -> int:
-        return self.stop - self.start + (len(self.edges) if self.edges else 0)
+        starts = self.restored.starts
+        row = self.row
+        return starts[row + 1] - starts[row] + (len(self.edges) if self.edges else 0)
 
 
 def add_edge(holder: EntityRecord | PackedEdges, relation: RelationRecord) -> None:
