@@ -33,6 +33,7 @@ from projections.graph._records import (
     RestoredRelationRecord,
     RestoredStamps,
 )
+from projections.heap import return_freed_heap
 
 __all__ = ["SnapshotError", "decode_snapshot", "encode_snapshot"]
 
@@ -389,6 +390,13 @@ def _relation_columns(
 
 def decode_snapshot(data: bytes | memoryview) -> GraphState:
     """The fold state `data` holds (see GraphProjection.from_snapshot)."""
+    state = _decoded(data)
+    # The decoded snapshot is freed by now: its pages go back rather than stay counted.
+    return_freed_heap()
+    return state
+
+
+def _decoded(data: bytes | memoryview) -> GraphState:
     # It makes a few hundred thousand tuples that live on: collections would only scan them.
     collecting = gc.isenabled()
     gc.disable()
