@@ -16,6 +16,7 @@ from msgspec.structs import astuple
 from eventstore.events import DecayApplied, RelationCreated
 from projections.graph._records import (
     LAZY,
+    LAZY_KEY,
     OCCURRENCES_DECODER,
     OCCURRENCES_V3_DECODER,
     PLAIN,
@@ -28,10 +29,10 @@ from projections.graph._records import (
     PackedEdges,
     RelationKey,
     RelationRecord,
+    RestoredColumns,
     RestoredEdges,
     RestoredEntityRecord,
     RestoredRelationRecord,
-    RestoredStamps,
 )
 from projections.heap import return_freed_heap
 
@@ -136,18 +137,19 @@ _CREATED_SLOT = EntityRecord.__dict__["created"]
 _TYPE_STAMP_SLOT = EntityRecord.__dict__["type_stamp"]
 _WATERMARK_SLOT = EntityRecord.__dict__["watermark"]
 _RELATION_CREATED_SLOT = RelationRecord.__dict__["created"]
+_KEY_SLOT = RelationRecord.__dict__["key"]
 
 
-# Where each part of a restore's stamp table begins (see RestoredStamps).
-def _created_from(columns: RestoredStamps) -> int:
+# Where each part of a restore's stamp table begins (see RestoredColumns).
+def _created_from(columns: RestoredColumns) -> int:
     return 1
 
 
-def _watermarks_from(columns: RestoredStamps) -> int:
+def _watermarks_from(columns: RestoredColumns) -> int:
     return 1 + columns.entities
 
 
-def _relations_created_from(columns: RestoredStamps) -> int:
+def _relations_created_from(columns: RestoredColumns) -> int:
     return 1 + 2 * columns.entities
 
 
@@ -194,7 +196,7 @@ class _StampTable:
         self.seq.extend(map(_SEQ, stamps))
 
     def extend_held(
-        self, records: list[Any], slot: Any, first: Callable[[RestoredStamps], int]
+        self, records: list[Any], slot: Any, first: Callable[[RestoredColumns], int]
     ) -> None:
         """The stamp each of `records` holds in `slot` (a field's own descriptor, under the
         restored records' properties), those still LAZY read from their restore's columns at
@@ -213,7 +215,7 @@ class _StampTable:
             self.extend(stamps[run_start:at])
             run_start = at + 1
             record = records[at]
-            columns: RestoredStamps = record.stamps
+            columns: RestoredColumns = record.stamps
             clock, name, number = columns.columns(first(columns) + record.row)
             hlc.append(clock)
             origin.append(index[name])
@@ -239,7 +241,7 @@ def encode_snapshot(graph: GraphState) -> bytes:
     # Every origin ever folded: a superset of those in use, the same for the same events.
     origins = sorted({"", *graph.origins})
     records = list(graph.entities.values())
-    relations = list(graph.relations.values())
+    relations = graph.relation_records()
     table = _StampTable(origins)
     table.extend_held(records, _CREATED_SLOT, _created_from)
     table.extend_held(records, _WATERMARK_SLOT, _watermarks_from)
@@ -363,7 +365,7 @@ def _relation_columns(
 ) -> dict[str, Any]:
     ref = table.ref
     at = {name: i for i, name in enumerate(graph.entities)}.__getitem__
-    keys = list(graph.relations)
+    keys = list(map(_held_key, relations))
     new = strings.setdefault
     plain_tail = PLAIN_TAIL
     return {
@@ -386,6 +388,16 @@ def _relation_columns(
             if r.updates
         ],
     }
+
+
+def _held_key(relation: RelationRecord) -> RelationKey:
+    """The relation's key, made for the moment where a restore left it unmade (read through
+    the record, it would be kept: the key tuples a restore saves)."""
+    key = _KEY_SLOT.__get__(relation)
+    if key is LAZY_KEY:
+        restored: RestoredRelationRecord = relation  # type: ignore[assignment]
+        return restored.stamps.relation_key(restored.row)
+    return key  # type: ignore[no-any-return]
 
 
 def decode_snapshot(data: bytes | memoryview) -> GraphState:
@@ -463,18 +475,19 @@ def _restored(state: _SnapshotV3) -> GraphState:
         raise SnapshotError("the snapshot's stamp table is shorter than its records")
     if origin and max(origin) >= len(origins):
         raise SnapshotError("a stamp's origin is not in the snapshot's origin table")
-    table = RestoredStamps(hlc, origin, seq, origins, n)
+    table = RestoredColumns(hlc, origin, seq, origins, n)
     # Entity i and relation i share their row's int (each held by its record and an entity's
     # by its PackedEdges): one int object of 32 bytes per row, not three.
     rows = list(range(max(n, len(state.from_entities) // 4)))
-    relations, by_key = _restore_relations(state, table, rows)
+    relations = _restore_relations(state, table, rows)
     return GraphState(
         position=state.position,
         entities=_restore_entities(state, table, relations, rows),
         entities_last=table.at(state.entities_last),
         entities_unsorted=state.entities_unsorted,
         alive=state.alive,
-        relations=by_key,
+        keyed=None,  # by key when first looked up by key
+        unkeyed=relations,
         relations_last=table.at(state.relations_last),
         relations_unsorted=state.relations_unsorted,
         visible=state.visible,
@@ -486,7 +499,7 @@ def _restored(state: _SnapshotV3) -> GraphState:
 
 def _restore_entities(
     state: _SnapshotV3,
-    table: RestoredStamps,
+    table: RestoredColumns,
     relations: tuple[RelationRecord, ...],
     rows: list[int],
 ) -> dict[str, EntityRecord]:
@@ -546,27 +559,31 @@ def _restore_entities(
 
 
 def _restore_relations(
-    state: _SnapshotV3, table: RestoredStamps, rows: list[int]
-) -> tuple[tuple[RelationRecord, ...], dict[RelationKey, RelationRecord]]:
-    names = state.names
+    state: _SnapshotV3, table: RestoredColumns, rows: list[int]
+) -> tuple[RelationRecord, ...]:
+    n = len(state.names)
     from_entities = _ints("I", state.from_entities)
     to_entities = _ints("I", state.to_entities)
     relation_types = _ints("I", state.relation_types)
     m = len(from_entities)
     if len(to_entities) != m or len(relation_types) != m:
         raise SnapshotError("the snapshot's relation columns do not line up")
-    keys = list(
-        zip(
-            map(names.__getitem__, from_entities),
-            map(names.__getitem__, to_entities),
-            map(state.strings.__getitem__, relation_types),
-            strict=True,
-        )
-    )
+    # Keys are made when first read: their indexes are checked now.
+    if m and (
+        max(from_entities) >= n
+        or max(to_entities) >= n
+        or max(relation_types) >= len(state.strings)
+    ):
+        raise SnapshotError("a relation's endpoint or type is not in the snapshot")
+    table.names = state.names
+    table.strings = state.strings
+    table.from_entities = from_entities
+    table.to_entities = to_entities
+    table.relation_types = relation_types
     relations: list[RelationRecord] = list(
         map(
             RestoredRelationRecord,
-            keys,
+            repeat(LAZY_KEY, m),  # key: made from row j's columns when first read
             repeat(LAZY),  # created: row j of the table's relations
             repeat(PLAIN),  # base, but where listed
             repeat(ZERO),  # deleted
@@ -585,8 +602,5 @@ def _restore_relations(
         relations[j].deleted = at(k)
     for j, updates in state.updates:
         relations[j].updates = {field: (at(k), value) for field, (k, value) in updates.items()}
-    by_key = dict(zip(keys, relations, strict=True))
-    if len(by_key) != m:
-        raise SnapshotError("the snapshot holds a relation twice")
     # The tuple is untracked by the first collection: never scanned again.
-    return tuple(relations), by_key
+    return tuple(relations)

@@ -6,6 +6,7 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -75,11 +76,11 @@ class EntityRecord(msgspec.Struct, gc=False, array_like=True):
 # --- records a restore made: stamps kept in the snapshot's columns until read ---------------
 
 # What a restored record's stamp field holds until its first read: the stamp itself is in the
-# restore's columns (RestoredStamps). Never compared: readers go through the properties below.
+# restore's columns (RestoredColumns). Never compared: readers go through the properties below.
 LAZY = FoldStamp(-1, "", -1)
 
 
-class RestoredStamps:
+class RestoredColumns:
     """A restore's stamp table kept as the snapshot's columns, with a stamp object made only
     when a record's is read. Index 0 is the zero stamp; then each entity's `created`, each
     entity's `watermark`, each relation's `created` (see projections.graph._codec._SnapshotV3).
@@ -88,11 +89,29 @@ class RestoredStamps:
     stamp of an import or of batched writes takes 7 bytes (a clock index, an origin index, a
     sequence), not 24."""
 
-    __slots__ = ("clocks", "entities", "hlc", "origin", "origins", "seq")
+    __slots__ = (
+        "clocks",
+        "entities",
+        "from_entities",
+        "hlc",
+        "names",
+        "origin",
+        "origins",
+        "relation_types",
+        "seq",
+        "strings",
+        "to_entities",
+    )
 
     def __init__(
         self, hlc: array[int], origin: array[int], seq: array[int], origins: list[str], n: int
     ) -> None:
+        # A relation's key, made when first read (see RestoredRelationRecord): its endpoints
+        # index `names` (the entities dict's own strings), its type `strings`. Set by the
+        # restore once the relations are read.
+        self.names: list[str] = []
+        self.strings: list[str] = []
+        self.from_entities = self.to_entities = self.relation_types = array("I")
         # A transaction's events share one clock reading, so an import's stamps hold ~100
         # distinct ones: `hlc` indexes them (which equal stamps made later share, as the
         # fold shares a transaction's), unless they are too many for that to be smaller.
@@ -119,8 +138,17 @@ class RestoredStamps:
         """The stamp at `index` of the table, made now."""
         return ZERO if index == 0 else FoldStamp(*self.columns(index))
 
+    def relation_key(self, row: int) -> RelationKey:
+        """Relation `row`'s key, made now."""
+        names = self.names
+        return (
+            names[self.from_entities[row]],
+            names[self.to_entities[row]],
+            self.strings[self.relation_types[row]],
+        )
 
-NO_STAMPS = RestoredStamps(array("q"), array("I"), array("q"), [], 0)
+
+NO_STAMPS = RestoredColumns(array("q"), array("I"), array("q"), [], 0)
 
 _ENTITY_CREATED = EntityRecord.__dict__["created"]  # the slots themselves, under the properties
 _ENTITY_TYPE_STAMP = EntityRecord.__dict__["type_stamp"]
@@ -133,7 +161,7 @@ class RestoredEntityRecord(EntityRecord, gc=False, array_like=True):
     `type_stamp` LAZY means `created`'s, as a restore lists it only where it differs."""
 
     row: int = 0
-    stamps: RestoredStamps = NO_STAMPS
+    stamps: RestoredColumns = NO_STAMPS
 
     @property  # type: ignore[misc]
     def created(self) -> FoldStamp:
@@ -229,14 +257,30 @@ class RelationRecord(msgspec.Struct, gc=False, eq=False, array_like=True):
 
 
 _RELATION_CREATED = RelationRecord.__dict__["created"]
+_RELATION_KEY = RelationRecord.__dict__["key"]
+# What a restored relation's `key` holds until its first read (compared by identity).
+LAZY_KEY: RelationKey = ("", "", "")
 
 
 class RestoredRelationRecord(RelationRecord, gc=False, eq=False, array_like=True):
-    """A RelationRecord a restore made: `created` stays LAZY (row `row` of the relations'
-    part of `stamps`) until first read."""
+    """A RelationRecord a restore made: `created` stays LAZY and `key` LAZY_KEY (row `row`
+    of `stamps`' relations) until first read. The key tuple was 64 bytes a relation, and the
+    dict keyed by it (GraphState.relations) is built only when a key is looked up."""
 
     row: int = 0
-    stamps: RestoredStamps = NO_STAMPS
+    stamps: RestoredColumns = NO_STAMPS
+
+    @property  # type: ignore[misc]
+    def key(self) -> RelationKey:
+        key: RelationKey = _RELATION_KEY.__get__(self)
+        if key is LAZY_KEY:
+            key = self.stamps.relation_key(self.row)
+            _RELATION_KEY.__set__(self, key)
+        return key
+
+    @key.setter
+    def key(self, key: RelationKey) -> None:
+        _RELATION_KEY.__set__(self, key)
 
     @property  # type: ignore[misc]
     def created(self) -> FoldStamp:
@@ -399,7 +443,12 @@ class GraphState:
     entities_last: FoldStamp = ZERO  # the newest entity creation stamp folded
     entities_unsorted: bool = False
     alive: int = 0
-    relations: dict[RelationKey, RelationRecord] = field(default_factory=dict)
+    # By key, in listing order; None while a restore's relations are not looked up by key:
+    # `relations` builds it from `unkeyed` on first use (a dict slot and a key tuple were
+    # 116 bytes a relation, and a served graph that only reads or adds entities and
+    # observations never needs it).
+    keyed: dict[RelationKey, RelationRecord] | None = field(default_factory=dict)
+    unkeyed: tuple[RelationRecord, ...] = ()
     relations_last: FoldStamp = ZERO
     relations_unsorted: bool = False
     visible: int = 0
@@ -411,3 +460,25 @@ class GraphState:
     # Every decay run folded, by stamp (a grow-only set: each run is kept, as reads derive a
     # decayed value from the newest run at or after an element's reference time).
     decay_runs: dict[FoldStamp, DecayApplied] = field(default_factory=dict)
+
+    @property
+    def relations(self) -> dict[RelationKey, RelationRecord]:
+        """Every relation record by key, in listing order."""
+        keyed = self.keyed
+        if keyed is None:
+            unkeyed = self.unkeyed
+            keyed = self.keyed = dict(zip(map(_KEY_OF, unkeyed), unkeyed, strict=True))
+            self.unkeyed = ()
+        return keyed
+
+    @relations.setter
+    def relations(self, keyed: dict[RelationKey, RelationRecord]) -> None:
+        self.keyed = keyed
+        self.unkeyed = ()
+
+    def relation_records(self) -> list[RelationRecord]:
+        """Every relation record in listing order, without keying them."""
+        return list(self.unkeyed if self.keyed is None else self.keyed.values())
+
+
+_KEY_OF = attrgetter("key")

@@ -359,3 +359,43 @@ def test_restored_stamps_read_back_exactly_whatever_the_columns_widths(
         restored = copy.state.entities[name]
         assert (restored.created, restored.watermark) == (record.created, record.watermark)
     assert copy.to_snapshot() == data
+
+
+def test_a_restored_graph_keys_its_relations_only_when_one_is_looked_up_by_key() -> None:
+    # A key tuple and a dict slot were 116 bytes a relation: a served graph that reads, and
+    # adds entities and observations, never needs them.
+    graph = _imported(40)
+    data = graph.to_snapshot()
+    copy = GraphProjection.from_snapshot(data)
+    state = copy.state
+    assert state.keyed is None
+
+    assert copy.relations_of("e3") == graph.relations_of("e3")
+    more = [EntityCreated(name="late", entity_type="person")]
+    more += [ObservationAdded(entity="e2", content="one more")]
+    copy.apply_all(_transaction(more, (1_800_000_000_000 << 16) + 1, "node-a", 100))
+    assert copy.to_snapshot() != data
+    assert state.keyed is None
+    keys = [_held(relation, "key") for relation in state.relation_records()]
+    assert sum(key == ("", "", "") for key in keys) == len(keys) - 2  # e3's two were read
+    assert list(copy.relations()) == list(graph.relations())  # a listing makes each key
+    assert state.keyed is None
+
+    assert copy.has_relation("e5", "e6", "knows")
+    assert state.keyed is not None
+    assert list(state.relations) == list(graph.state.relations)
+    _names_shared(copy)
+
+
+def test_a_relation_folded_into_a_restored_graph_finds_the_restored_one_with_its_key() -> None:
+    graph = _imported(5)
+    copy = GraphProjection.from_snapshot(graph.to_snapshot())
+    again = [RelationCreated(from_entity="e1", to_entity="e2", relation_type="knows")]
+    again += [RelationCreated(from_entity="e4", to_entity="e0", relation_type="knows")]
+    envelopes = _transaction(again, (1_800_000_000_000 << 16) + 1, "node-b", 1)
+
+    graph.apply_all(envelopes)
+    copy.apply_all(envelopes)
+
+    assert len(copy.state.relations) == len(graph.state.relations) == 5
+    assert copy.to_snapshot() == graph.to_snapshot()
