@@ -7,7 +7,7 @@ import sys
 from array import array
 from collections.abc import Callable, Iterable
 from itertools import accumulate, chain, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter, is_, itemgetter
 from typing import Any
 
 import msgspec
@@ -153,6 +153,8 @@ def _relations_created_from(columns: RestoredColumns) -> int:
     return 1 + 2 * columns.entities
 
 
+_ROW = attrgetter("row")
+_COLUMNS = attrgetter("stamps")
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _THIRD = itemgetter(2)
@@ -206,21 +208,41 @@ class _StampTable:
         if LAZY not in stamps:
             self.extend(stamps)
             return
-        hlc, origin, seq, index = self.hlc, self.origin, self.seq, self.origin_index
-        run_start = 0
-        for at, stamp in enumerate(stamps):
-            if stamp is not LAZY:
-                continue
-            # Those before it, held, in one pass; then its restore's columns.
-            self.extend(stamps[run_start:at])
-            run_start = at + 1
-            record = records[at]
-            columns: RestoredColumns = record.stamps
+        # Runs of held and of LAZY stamps, found in C: a restored graph is mostly one run of
+        # LAZY ones in row order, copied from the columns as slices.
+        lazy = bytes(map(LAZY.__eq__, stamps))
+        at, end = 0, len(stamps)
+        while at < end:
+            stop = lazy.find(b"\x00" if lazy[at] else b"\x01", at)
+            stop = end if stop < 0 else stop
+            if lazy[at]:
+                self._extend_lazy(records[at:stop], first)
+            else:
+                self.extend(stamps[at:stop])
+            at = stop
+
+    def _extend_lazy(self, records: list[Any], first: Callable[[RestoredColumns], int]) -> None:
+        columns: RestoredColumns = records[0].stamps
+        rows = list(map(_ROW, records))
+        start = rows[0]
+        if rows == list(range(start, start + len(rows))) and all(
+            map(is_, repeat(columns), map(_COLUMNS, records))
+        ):
+            k = first(columns) + start - 1
+            hlc = columns.hlc[k : k + len(rows)]
+            clocks = columns.clocks
+            # (an array extends only with one of its own type: hence the iterators)
+            self.hlc.extend(iter(hlc) if clocks is None else map(clocks.__getitem__, hlc))
+            origins = map(columns.origins.__getitem__, columns.origin[k : k + len(rows)])
+            self.origin.extend(map(self.origin_index.__getitem__, origins))
+            self.seq.extend(iter(columns.seq[k : k + len(rows)]))
+            return
+        for record in records:
+            columns = record.stamps
             clock, name, number = columns.columns(first(columns) + record.row)
-            hlc.append(clock)
-            origin.append(index[name])
-            seq.append(number)
-        self.extend(stamps[run_start:])
+            self.hlc.append(clock)
+            self.origin.append(self.origin_index[name])
+            self.seq.append(number)
 
     def ref(self, stamp: FoldStamp) -> int:
         """The index of the zero stamp, or of `stamp` added."""
@@ -365,7 +387,7 @@ def _relation_columns(
 ) -> dict[str, Any]:
     ref = table.ref
     at = {name: i for i, name in enumerate(graph.entities)}.__getitem__
-    keys = list(map(_held_key, relations))
+    keys = _held_keys(relations)
     new = strings.setdefault
     plain_tail = PLAIN_TAIL
     return {
@@ -388,6 +410,28 @@ def _relation_columns(
             if r.updates
         ],
     }
+
+
+def _held_keys(relations: list[RelationRecord]) -> list[RelationKey]:
+    """Every relation's key, as _held_key: for a restore's relations untouched and in row
+    order, made from its columns in one pass."""
+    if relations and _KEY_SLOT.__get__(relations[0]) is LAZY_KEY:
+        columns: RestoredColumns = relations[0].stamps  # type: ignore[attr-defined]
+        if (
+            all(map(is_, repeat(LAZY_KEY), map(_KEY_SLOT.__get__, relations)))
+            and all(map(is_, repeat(columns), map(_COLUMNS, relations)))
+            and list(map(_ROW, relations)) == list(range(len(relations)))
+        ):
+            names = columns.names
+            return list(
+                zip(
+                    map(names.__getitem__, columns.from_entities[: len(relations)]),
+                    map(names.__getitem__, columns.to_entities[: len(relations)]),
+                    map(columns.strings.__getitem__, columns.relation_types[: len(relations)]),
+                    strict=True,
+                )
+            )
+    return list(map(_held_key, relations))
 
 
 def _held_key(relation: RelationRecord) -> RelationKey:
