@@ -415,10 +415,13 @@ def _relation_columns(
 def _held_keys(relations: list[RelationRecord]) -> list[RelationKey]:
     """Every relation's key, as _held_key: for a restore's relations untouched and in row
     order, made from its columns in one pass."""
-    if relations and _KEY_SLOT.__get__(relations[0]) is LAZY_KEY:
+    held: list[RelationKey] = list(map(_KEY_SLOT.__get__, relations))
+    if not any(map(is_, repeat(LAZY_KEY), held)):
+        return held  # a fold's, or all read since the restore
+    if held[0] is LAZY_KEY:
         columns: RestoredColumns = relations[0].stamps  # type: ignore[attr-defined]
         if (
-            all(map(is_, repeat(LAZY_KEY), map(_KEY_SLOT.__get__, relations)))
+            all(map(is_, repeat(LAZY_KEY), held))
             and all(map(is_, repeat(columns), map(_COLUMNS, relations)))
             and list(map(_ROW, relations)) == list(range(len(relations)))
         ):
