@@ -1,6 +1,6 @@
 """What a served store of N entities holds, model by model, and the RSS of a real server on it.
 
-Run: python -m bench.server_memory [--entities 50000] [--json PATH]
+Run: python -m bench.server_memory [--entities 50000] [--json PATH] [--data-dir DIR]
      [--skip-serve] [--skip-models] [--skip-mcp]   (at 1M: --skip-models --skip-mcp)
 
 For bench.dataset's graph of N entities (three observations and one relation each):
@@ -223,18 +223,37 @@ def _serve_filled_by_mcp(workdir: Path, n: int) -> dict[str, Any]:
     }
 
 
-def measure(n: int, *, serve: bool = True, models: bool = True, mcp: bool = True) -> dict[str, Any]:
+def _imported(workdir: Path, n: int, reuse: Path | None) -> Path:
+    """A store of bench.dataset's N entities filled by `graphmem import`: `reuse` if it holds
+    one already (building 1M takes minutes; a server does not change an imported store it
+    only reads), else built there (or in `workdir`). Give a copy if the tree's graph version
+    differs from the one that wrote it: the server would rewrite its checkpoint."""
+    data_dir = reuse if reuse is not None else workdir / "imported"
+    if (data_dir / "data.mdb").exists():
+        return data_dir
+    jsonl = workdir / "graph.jsonl"
+    write_jsonl(jsonl, n)
+    subprocess.run(
+        [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), "import", str(jsonl)],
+        check=True,
+        capture_output=True,
+    )
+    jsonl.unlink()
+    return data_dir
+
+
+def measure(
+    n: int,
+    *,
+    serve: bool = True,
+    models: bool = True,
+    mcp: bool = True,
+    reuse: Path | None = None,
+) -> dict[str, Any]:
     figures: dict[str, Any] = {"entities": n, "load_before": load_average()}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        jsonl = workdir / "graph.jsonl"
-        write_jsonl(jsonl, n)
-        data_dir = workdir / "imported"
-        subprocess.run(
-            [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), "import", str(jsonl)],
-            check=True,
-            capture_output=True,
-        )
+        data_dir = _imported(workdir, n, reuse)
         if serve:
             figures["serve_import"] = _serve(data_dir, workdir, n)
             figures["serve_import_early_reads_off"] = _serve(
@@ -266,12 +285,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--skip-serve", action="store_true")
     parser.add_argument("--skip-models", action="store_true", help="no in-process breakdown")
     parser.add_argument("--skip-mcp", action="store_true")
+    parser.add_argument(
+        "--data-dir", type=Path, default=None, help="an imported store to reuse (built if absent)"
+    )
     args = parser.parse_args(argv)
     figures = measure(
         args.entities,
         serve=not args.skip_serve,
         models=not args.skip_models,
         mcp=not args.skip_mcp,
+        reuse=args.data_dir,
     )
     text = json.dumps(figures, indent=2)
     print(text)
