@@ -32,6 +32,7 @@ from eventstore.log import EventLog
 from graphmem.config import Settings, SettingsError, replica_token_problem
 from graphmem.cypher import available as cypher_available
 from graphmem.cypher.service import CypherService
+from graphmem.data_log import open_event_log
 from graphmem.graph_config import load_tunables
 from graphmem.hook_loader import load_hooks
 from graphmem.replication.status import STATE_FILE, redact
@@ -332,17 +333,6 @@ def start_cypher(app: App, *, warm: bool) -> App:
         service.warm()
     log.info("cypher_started", timeout_ms=timeout_ms, warm=warm)
     return replace(app, cypher=service)
-
-
-def open_event_log(settings: Settings) -> LmdbEventLog:
-    """The data dir's log as the settings say to write it."""
-    # LmdbEventLog.open creates the data dir, and says so when the file system refuses.
-    return LmdbEventLog.open(
-        settings.data_dir,
-        durability=settings.durability,
-        node_id=settings.node_id,
-        clock=settings.hybrid_clock(),
-    )
 
 
 @contextmanager

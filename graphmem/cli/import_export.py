@@ -11,11 +11,10 @@ from dataclasses import replace
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
-from graphmem.app import open_event_log, running
 from graphmem.cli.arguments import Point, parse_point, positive
 from graphmem.cli.command import CliError, Subparsers
-from graphmem.cli.replay import export_as_of
 from graphmem.config import Settings
+from graphmem.data_log import open_event_log
 from graphmem.faults import FAULTS, explain
 from graphmem.hook_loader import ENTRY_POINT_GROUP
 from graphmem.migration import (
@@ -34,6 +33,10 @@ from projections.graph import GraphProjection
 
 if TYPE_CHECKING:
     from tqdm import tqdm  # type: ignore[import-untyped]
+
+# The server (graphmem.app, and through it the MCP SDK: most of a second) is imported only
+# where a command runs it: an import into an empty store never does
+# (tests/e2e/test_import_loads.py).
 
 __all__ = ["SHOWN_PROBLEMS", "add_parsers"]
 
@@ -184,6 +187,8 @@ def _import_folding(
     settings: Settings, parsed: ParsedMemory, batch_size: int, progress: Progress, bar: tqdm
 ) -> ImportReport:
     """The import through the graph writer: each batch a command, decided and folded."""
+    from graphmem.app import running  # noqa: PLC0415 (see the note at the top)
+
     with running(settings, load_schemas=False, bulk_load=True) as app:
         report = import_memory(app.graph, parsed, batch_size=batch_size, progress=progress)
         if settings.checkpoint_every:
@@ -230,6 +235,9 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
     as_of: Point | None = args.as_of
     output: str | None = args.output
     exporter = EXPORTERS[args.format]
+    from graphmem.app import running  # noqa: PLC0415 (see the note at the top)
+    from graphmem.cli.replay import export_as_of  # noqa: PLC0415
+
     if as_of is not None:
         data = export_as_of(settings, as_of, exporter)
     else:

@@ -6,17 +6,19 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from graphmem.app import running
 from graphmem.backup_schedule import BackupScheduler
 from graphmem.cli.command import CliError, Subparsers
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
-from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serve_stdio
 
 __all__ = ["add_parsers", "host_port", "serve"]
 
 
 def host_port(value: str) -> tuple[str, int]:
     """An argparse type: HOST:PORT, HOST or :PORT, the missing part the default."""
+    # The server's modules (graphmem.app, graphmem.transports, the MCP SDK) are imported
+    # where a command runs them: registering `serve` must not load them for `graphmem import`.
+    from graphmem.transports import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT  # noqa: PLC0415
+
     if not value:
         return DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
     host, sep, port = value.rpartition(":")
@@ -76,6 +78,9 @@ def add_parsers(subparsers: Subparsers) -> None:
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     """Serve until the client goes away (stdio) or a signal stops the service (HTTP).
     `args` may come from a bare `graphmem`, which serves on stdio with the defaults."""
+    from graphmem.app import running  # noqa: PLC0415 (see host_port)
+    from graphmem.transports import serve_stdio  # noqa: PLC0415
+
     tools: str | None = getattr(args, "tools", None)
     if tools is not None:
         try:
@@ -107,6 +112,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
 def _serve_http(settings: Settings, http: tuple[str, int]) -> int:
     """Serve streamable HTTP on `http` (host, port) until a signal stops the service."""
     # Imported here: a stdio server, what hosts spawn, never needs the HTTP stack.
+    from graphmem.app import running  # noqa: PLC0415 (see host_port)
     from graphmem.http_service import (  # noqa: PLC0415
         TokenError,
         exposure_problem,
