@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import nats
-from nats.js.errors import BucketNotFoundError, NotFoundError
+from nats.js.errors import BucketNotFoundError, KeyNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
 from graphmem.config import ReplicationSettings
@@ -70,13 +70,19 @@ async def _all(js: Any, bucket: str) -> dict[str, Any]:
     kv = await _bucket(js, bucket, create=False)
     if kv is None:
         return {}
+    # The keys come from the bucket's stream (its subjects), not from kv.keys(): nats-py's key
+    # watcher can signal "no more" before entries already buffered are read (nats.py#842), and
+    # a bucket read as emptier than it is would say a member never reported or was never
+    # retired: the tombstone gate would give a wrong answer, and without a word.
+    prefix = f"$KV.{bucket}."
+    info = await js.stream_info(f"KV_{bucket}", subjects_filter=f"{prefix}>")
     found: dict[str, Any] = {}
-    try:
-        keys = await kv.keys()
-    except Exception:  # nats-py raises NoKeysError on an empty bucket
-        return found
-    for key in keys:
-        entry = await kv.get(key)
+    for subject in sorted(info.state.subjects or {}):
+        key = subject.removeprefix(prefix)
+        try:
+            entry = await kv.get(key)
+        except KeyNotFoundError:  # deleted or purged: only its marker is left
+            continue
         if entry.value:
             found[key] = json.loads(entry.value)
     return found

@@ -4,6 +4,7 @@ member that was cut off) never revives what was deleted; graphs stay equal acros
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -11,11 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import nats
+
 from eventstore.events import EntityDeleted
 from eventstore.hlc import ms_of, wall_ms
 from eventstore.lmdb_log import LmdbEventLog
 from graphmem.cli.replay import graph_at
+from graphmem.config import ReplicationSettings
+from graphmem.replication import names
 from graphmem.replication.hub import Hub
+from graphmem.replication.hub_client import read_membership
 from tests.replication.nodes import Link, Node, converged, wait_for
 
 
@@ -146,3 +152,29 @@ def test_without_replication_every_tombstone_is_collected_and_history_keeps_the_
         assert graph_at(event_log, deletions[0]).entity("x") is None
     again = _graphmem(node.dir, {}, "compact")
     assert again.startswith("collected 0 entity")
+
+
+def test_membership_is_read_whole_from_the_hub_every_frontier_and_every_retired_node(
+    hub: Hub,
+) -> None:
+    # Read from the buckets' streams, not nats-py's key watcher (which can end its listing
+    # early): 60 frontiers and 60 retired nodes, one of them retired and then un-retired.
+    settings = ReplicationSettings(url=hub.url, group="t")
+
+    async def fill() -> None:
+        nc = await nats.connect(hub.url)
+        try:
+            js = nc.jetstream()
+            frontiers = await js.create_key_value(bucket=names.frontier_bucket("t"), history=1)
+            retired = await js.create_key_value(bucket=names.retired_bucket("t"), history=1)
+            for i in range(60):
+                await frontiers.put(f"n{i}", json.dumps({f"n{i}": i + 1}).encode())
+                await retired.put(f"r{i}", b'{"retired_at": 0}')
+            await retired.delete("r7")
+        finally:
+            await nc.close()
+
+    asyncio.run(fill())
+    frontiers, retired = read_membership(settings)
+    assert frontiers == {f"n{i}": {f"n{i}": i + 1} for i in range(60)}
+    assert retired == sorted(f"r{i}" for i in range(60) if i != 7)
