@@ -44,9 +44,13 @@ class KeptAnswer:
     # Files that did not hold the answer read (`read`): given it once the SDK agrees.
     _missing: list[Path] = field(default_factory=list)
 
+    def _files(self) -> list[Path]:
+        """Where the answer is kept: the data dir's file first, then the user's shared one."""
+        return [path for path in (self.cache_file, self.shared_file) if path is not None]
+
     def read(self) -> bytes | None:
         """The kept answer: the data dir's, else the user's shared one (None: neither)."""
-        files = [path for path in (self.cache_file, self.shared_file) if path is not None]
+        files = self._files()
         for index, path in enumerate(files):
             try:
                 answer = path.read_bytes()
@@ -71,8 +75,7 @@ class KeptAnswer:
         return None, f"the kept {self.method} answer differs from the SDK's; replaced"
 
     def _keep(self, data: bytes, only: list[Path] | None = None) -> None:
-        files = [path for path in (self.cache_file, self.shared_file) if path is not None]
-        for path in files if only is None else only:
+        for path in self._files() if only is None else only:
             # Best effort, atomically: a read-only or full folder only costs the next start.
             with contextlib.suppress(OSError):
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -81,7 +84,6 @@ class KeptAnswer:
                 os.replace(partial, path)
 
     def _forget(self) -> None:
-        for path in (self.cache_file, self.shared_file):
-            if path is not None:
-                with contextlib.suppress(OSError):
-                    path.unlink()
+        for path in self._files():
+            with contextlib.suppress(OSError):
+                path.unlink()
