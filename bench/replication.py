@@ -256,9 +256,14 @@ def cost(root: Path, hub: Hub, writes: int, rounds: int) -> dict[str, Any]:
     hub_msgs: list[float] = []
     sender_syscalls: list[float] = []
     own_writes: dict[str, list[float]] = {"on": [], "off": []}
+    # Each node's log length when each of its rounds starts: both must grow alike (the same
+    # writes, nothing received), so that every pair compares stores of the same size.
+    sizes: dict[str, list[int]] = {"on": [], "off": []}
     try:
         for r in range(rounds):
             for label, node in (("on", on), ("off", off)) if r % 2 else (("off", off), ("on", on)):
+                assert node.log is not None
+                sizes[label].append(node.log.last_position())
                 started, cpu_started = time.perf_counter(), time.process_time()
                 link_started = _thread_cpu("replication-link")
                 sender_started = _sender_cpu()
@@ -283,7 +288,8 @@ def cost(root: Path, hub: Hub, writes: int, rounds: int) -> dict[str, Any]:
         off.stop()
     mean_on, mean_off = statistics.median(timings["on"]), statistics.median(timings["off"])
     cpu_on, cpu_off = statistics.median(cpu["on"]), statistics.median(cpu["off"])
-    whole = statistics.median(c + s for c, s in zip(cpu["on"], sender, strict=True))
+    with_sender = [c + s for c, s in zip(cpu["on"], sender, strict=True)]
+    whole = statistics.median(with_sender)
     return {
         "writes_per_round": writes,
         "rounds": rounds,
@@ -302,7 +308,32 @@ def cost(root: Path, hub: Hub, writes: int, rounds: int) -> dict[str, Any]:
         "median_sender_syscalls_per_write": round(statistics.median(sender_syscalls), 3),
         "median_write_syscalls_per_write_on": round(statistics.median(own_writes["on"]), 3),
         "median_write_syscalls_per_write_off": round(statistics.median(own_writes["off"]), 3),
+        # The same measures, each "on" round against the "off" round next to it (the pair of
+        # round r runs back to back, in alternating order): a load that drifts over the run
+        # moves both of a pair, where the medians above compare rounds minutes apart.
+        "paired": {
+            "wall": _paired(timings["on"], timings["off"]),
+            "cpu": _paired(cpu["on"], cpu["off"]),
+            "cpu_with_sender": _paired(with_sender, cpu["off"]),
+        },
+        "store_events_at_round_start": {
+            "equal_in_every_pair": sizes["on"] == sizes["off"],
+            "max_difference": max(abs(a - b) for a, b in zip(*sizes.values(), strict=True)),
+        },
         "target": "<= 10 %",
+    }
+
+
+def _paired(on: list[float], off: list[float]) -> dict[str, Any]:
+    """Per pair, the cost of "on" over its adjacent "off" round in per cent: the median, the
+    quartiles, and how many pairs were within the 10 % target."""
+    costs = sorted((a / b - 1) * 100 for a, b in zip(on, off, strict=True))
+    quartiles = statistics.quantiles(costs, n=4) if len(costs) > 1 else costs * 3
+    return {
+        "median_cost_percent": round(statistics.median(costs), 1),
+        "quartiles_percent": [round(quartiles[0], 1), round(quartiles[2], 1)],
+        "pairs_within_10_percent": sum(cost <= 10 for cost in costs),
+        "pairs": len(costs),
     }
 
 

@@ -54,3 +54,37 @@ def test_the_batch_header_gives_the_range_and_its_absence_marks_one_event_of_ver
     assert message_range({BATCH: "7 12"}) == (7, 12)
     assert message_range({"Gm-Tx-End": "1"}) is None
     assert message_range(None) is None
+
+
+def _split_one_record_at_a_time(
+    sizes: list[int], tx_ends: list[bool], max_events: int, max_bytes: int
+) -> list[tuple[int, int, bool]]:
+    """The split as first written (a step per record), the model the bisecting one must
+    equal: the cut decides which events share a message id on the wire."""
+    chunks: list[tuple[int, int, bool]] = []
+    start, count = 0, len(sizes)
+    while start < count:
+        end, size, last_tx_end = start, 0, None
+        while end < count and (
+            end == start or (end - start < max_events and size + sizes[end] <= max_bytes)
+        ):
+            size += sizes[end]
+            end += 1
+            if tx_ends[end - 1]:
+                last_tx_end = end
+        if end < count and last_tx_end is not None:
+            end = last_tx_end
+        chunks.append((start, end, tx_ends[end - 1]))
+        start = end
+    return chunks
+
+
+@given(records, st.integers(min_value=1, max_value=20), st.integers(min_value=1, max_value=900))
+def test_the_split_cuts_exactly_where_the_record_by_record_split_did(
+    shape: list[tuple[int, bool]], max_events: int, max_bytes: int
+) -> None:
+    sizes = [size for size, _ in shape]
+    ends = [end for _, end in shape]
+    assert split(sizes, ends, max_events, max_bytes) == _split_one_record_at_a_time(
+        sizes, ends, max_events, max_bytes
+    )
