@@ -425,6 +425,11 @@ class NatsLink:
                 window = _window_after(sent)
                 if known is None:
                     await self._pause(0.5)
+                elif not full:
+                    # The next round is a window away whatever comes meanwhile: look at the
+                    # log then, once, rather than now and again when the window ends (a read
+                    # transaction each, a fixed cost of every round in a burst).
+                    await _until(last_round + window)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
