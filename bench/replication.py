@@ -14,7 +14,9 @@ Several nodes share one interpreter and its GIL, so these figures are conservati
   cut off, all three write `--events` each, the link comes back; seconds from the heal until
   every node holds every node's events.
 - `cost`: the same sequence of single-entity writes on a node replicating to a live hub and
-  on one with replication off, in alternating rounds; median seconds per write, and the ratio.
+  on one with replication off, in alternating rounds; median seconds per write, and the ratio;
+  and each "on" round against the "off" round beside it (`paired`: the median of those ratios,
+  their quartiles, how many pairs were within 10 %), both logs the same length at every pair.
 
 Run: python -m bench.replication [all|latency|catchup|heal|cost]
          [--json bench/results/replication.json]
@@ -48,6 +50,7 @@ from graphmem.app import STOP_TIMEOUT, App, start_actors
 from graphmem.config import ReplicationSettings, Settings
 from graphmem.logs import configure_logging
 from graphmem.replication.hub import Hub, HubLimits
+from graphmem.replication.nats_link import COALESCE_BULK
 
 PROXY = Path(__file__).with_name("tcp_proxy.py")
 
@@ -114,6 +117,9 @@ def _free_port() -> int:
 
 
 HUB_STORE = 32 << 30
+# After each cost round: the longest coalescing window (the tail round of an "on" burst comes
+# at most that long after the round before it) and room for that round to finish.
+SETTLE = COALESCE_BULK + 0.1
 
 
 def latency(root: Path, hub: Hub, writes: int) -> dict[str, Any]:
@@ -274,7 +280,7 @@ def cost(root: Path, hub: Hub, writes: int, rounds: int) -> dict[str, Any]:
                 timings[label].append((time.perf_counter() - started) / writes)
                 # The burst's tail round (at most a coalescing window later) is part of its
                 # cost, and must not land in the next burst's: both settle as long.
-                time.sleep(0.1)
+                time.sleep(SETTLE)
                 cpu[label].append((time.process_time() - cpu_started) / writes)
                 own_writes[label].append((_own_syscw() - own_started) / writes)
                 if label == "on":
