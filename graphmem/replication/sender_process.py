@@ -61,6 +61,7 @@ class SenderProcess:
         self._proc: subprocess.Popen[bytes] | None = None
         self._stopping = threading.Event()
         self._needed = threading.Event()  # something to send: start the sender
+        self._noted = False  # wake has set _needed (a plain flag: checked on every commit)
         self._lock = threading.Lock()  # start and stop of the child
         self._watcher: threading.Thread | None = None
         self.restarts = 0
@@ -85,13 +86,16 @@ class SenderProcess:
     def wake(self) -> None:
         """A local commit (on the writer's thread): one byte, never blocking. A full pipe
         means the sender is busy or down, and reads the log before it waits again."""
-        if self._stopping.is_set():  # its descriptor may be closed, its number reused
-            return
-        if not self._needed.is_set():
+        if not self._noted:  # the first local commit: a sender is needed from now on
+            self._noted = True
             self._needed.set()
+        # The flag first: in a burst the sender is busy, and this test is all that a commit
+        # costs the writer (two Event checks before it were as much again).
         idle = self._idle
         if idle is not None and not idle.take():
-            return  # the sender is busy, or woken already: it reads the log before it waits
+            return  # busy, or woken already (it reads the log before it waits), or closed
+        if self._stopping.is_set():  # its descriptor may be closed, its number reused
+            return
         with contextlib.suppress(BlockingIOError, OSError):
             os.write(self._wake_w, b"\0")
 

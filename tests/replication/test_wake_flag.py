@@ -57,3 +57,22 @@ def test_the_flag_set_by_another_process_is_seen_by_the_writer() -> None:
         assert flag.take()
     finally:
         flag.close()
+
+
+def test_the_first_commit_asks_for_a_sender_even_while_the_flag_says_busy() -> None:
+    sender = SenderProcess("{}", _ignore, _ignore)  # its child never started: only the pipe
+    try:
+        flag = sender._idle
+        assert flag is not None
+        flag.set(idle=False)  # no byte is due: the commit must still say a sender is needed
+        sender.wake()
+        assert sender._needed.is_set()
+        assert _bytes_waiting(sender._wake_r) == 0
+    finally:
+        sender.stop(1.0)
+
+
+def test_a_commit_after_the_stop_writes_nothing() -> None:
+    sender = SenderProcess("{}", _ignore, _ignore)
+    sender.stop(1.0)
+    sender.wake()  # the flag and the pipe are closed: neither raises nor writes
