@@ -23,7 +23,7 @@ from typing import Any, Literal
 import msgspec
 
 from graphmem.limits import InputLimits
-from graphmem.memory_lines import EntityLine, RelationLine, plain_record
+from graphmem.memory_lines import EntityLine, RelationLine, plain_record, unescaped_text
 from projections.bounded_json import JsonShapeError, decode
 
 __all__ = [
@@ -91,6 +91,10 @@ class ParsedMemory:
     entities: list[EntityRecord] = field(default_factory=list)
     relations: list[RelationRecord] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # Each entity's index in `entities` by name: the reader needs it to merge duplicates, and
+    # a bulk import to join relations to their endpoints (building it again at a million
+    # entities costs half a second of cache misses).
+    entity_index: dict[str, int] = field(default_factory=dict)
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -175,8 +179,10 @@ _JSON_WHITESPACE = " \t\r\n"
 def _parse_lines(data: bytes) -> ParsedMemory:
     parsed = ParsedMemory()
     builder = _Builder(parsed)
+    # One search of the whole file (tens of ms at 300 MB) spares two searches a line.
+    unescaped = unescaped_text(data)
     for number, raw in enumerate(data.split(b"\n"), start=1):
-        plain = plain_record(raw)
+        plain = plain_record(raw, unescaped=unescaped)
         if plain is not None:
             builder.keep_plain(plain, number)
             continue
@@ -241,7 +247,7 @@ class _Builder:
 
     def __init__(self, parsed: ParsedMemory) -> None:
         self.parsed = parsed
-        self.entities: dict[str, EntityRecord] = {}
+        self.entities = parsed.entity_index
         self.relations: dict[RelationKey, RelationRecord] = {}
 
     def problem(self, where: str, line: int | None, reason: str) -> None:
@@ -303,12 +309,12 @@ class _Builder:
         self, name: str, entity_type: str, observations: list[str], where: str, line: int | None
     ) -> None:
         """Add a checked entity, or merge it into the first entry of that name."""
-        first = self.entities.get(name)
-        if first is None:
-            record = EntityRecord(where, line, name, entity_type, observations)
-            self.entities[name] = record
-            self.parsed.entities.append(record)
+        at = self.entities.get(name)
+        if at is None:
+            self.entities[name] = len(self.parsed.entities)
+            self.parsed.entities.append(EntityRecord(where, line, name, entity_type, observations))
             return
+        first = self.parsed.entities[at]
         known = set(first.observations)
         fresh = [o for o in unique_in_order(observations) if o not in known]
         first.observations.extend(fresh)
