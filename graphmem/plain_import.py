@@ -47,7 +47,7 @@ def import_into_empty(
     # Whole columns through C-level maps: at a million records a loop in Python over the
     # parsed heap cost about 2 s here, mostly cache misses.
     entities: list[PlainEntityInput] = list(map(_ENTITY, parsed.entities))
-    relations = _joined(parsed, report)
+    relations, named = _joined(parsed, report)
     # Relations to missing entities are counted done from the start: the bar then reaches its
     # end when the last batch is committed, before the checkpoint is written.
     skipped = len(parsed.relations) - len(relations)
@@ -61,6 +61,7 @@ def import_into_empty(
         checkpoint=checkpoint,
         # Names are the reader's dict keys, relations its unique keys joined to them.
         checked=True,
+        named=named,
     )
     if not done.complete:
         return None
@@ -70,9 +71,11 @@ def import_into_empty(
     return report
 
 
-def _joined(parsed: ParsedMemory, report: ImportReport) -> list[PlainRelationInput]:
-    """The relations whose endpoints the file creates, by their entities' indexes; each other
-    one is reported (in file order) and left out."""
+def _joined(
+    parsed: ParsedMemory, report: ImportReport
+) -> tuple[list[PlainRelationInput], list[RelationRecord]]:
+    """The relations whose endpoints the file creates, by their entities' indexes and as
+    their records; each other one is reported (in file order) and left out."""
     index = parsed.entity_index
     if len(index) != len(parsed.entities):  # a ParsedMemory made by hand
         index = {record.name: i for i, record in enumerate(parsed.entities)}
@@ -80,23 +83,26 @@ def _joined(parsed: ParsedMemory, report: ImportReport) -> list[PlainRelationInp
     sources = list(map(index.get, map(_SOURCE, records)))
     targets = list(map(index.get, map(_TARGET, records)))
     if None not in sources and None not in targets:
-        return list(zip(sources, targets, map(_KIND, records), strict=True))  # type: ignore[arg-type]
+        joined = list(zip(sources, targets, map(_KIND, records), strict=True))
+        return joined, records  # type: ignore[return-value]
     return _joined_reporting(records, index, report)
 
 
 def _joined_reporting(
     records: list[RelationRecord], index: dict[str, int], report: ImportReport
-) -> list[PlainRelationInput]:
+) -> tuple[list[PlainRelationInput], list[RelationRecord]]:
     find = index.get
     relations: list[PlainRelationInput] = []
+    kept: list[RelationRecord] = []
     for record in records:
         source, target = find(record.from_entity), find(record.to_entity)
         if source is not None and target is not None:
             relations.append((source, target, record.relation_type))
+            kept.append(record)
             continue
         missing = [n for n in unique_in_order(record.key[:2]) if find(n) is None]
         shown = " and ".join(repr(n) for n in missing)
         report.problems.append(
             Problem(record.where, f"relation to missing entity {shown}; not imported", record.line)
         )
-    return relations
+    return relations, kept
