@@ -59,8 +59,9 @@ def import_into_empty(
         cause=IMPORT_CAUSE,
         progress=lambda records: progress(records + skipped, total),
         checkpoint=checkpoint,
-        # Names are the reader's dict keys, relations its unique keys joined to them.
-        checked=True,
+        # The reader's names are its dict's keys, its relations its unique keys joined to
+        # them: nothing for bulk_import to check (a ParsedMemory made otherwise is checked).
+        checked=len(parsed.entity_index) == len(parsed.entities),
         named=named,
     )
     if not done.complete:

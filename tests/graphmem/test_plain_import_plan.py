@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from eventstore.events import AnyEvent
 from eventstore.lmdb_log import LmdbEventLog
 from graphmem.memory_file import ParsedMemory, parse_memory
@@ -107,3 +109,13 @@ def test_a_parsed_file_made_without_the_readers_index_imports_as_the_read_one_do
     # The same events (their stamps aside: each log has its own clock readings).
     assert log_from_hand == log_from_reader
     assert len(log_from_reader) == 4
+
+
+def test_a_parsed_file_made_by_hand_with_an_entity_twice_is_refused_not_imported_wrong(
+    tmp_path: Path,
+) -> None:
+    read = parse_memory(jsonl(entity("a", "x"), entity("b")))
+    twice = ParsedMemory(entities=[*read.entities, read.entities[0]])
+
+    with pytest.raises(ValueError, match="each entity once"):
+        bulk(tmp_path, twice)
