@@ -18,7 +18,7 @@ import msgspec
 
 from graphmem.limits import InputLimits
 
-__all__ = ["EntityLine", "RelationLine", "plain_record"]
+__all__ = ["EntityLine", "RelationLine", "plain_record", "unescaped_text"]
 
 _LIMITS = InputLimits()
 # What the tolerant reader refuses in a name (single-line) or an observation (tabs and line
@@ -46,9 +46,12 @@ class RelationLine(msgspec.Struct, tag_field="type", tag="relation", forbid_unkn
 _DECODER = msgspec.json.Decoder(EntityLine | RelationLine)
 
 
-def plain_record(raw: bytes) -> EntityLine | RelationLine | None:
+def plain_record(raw: bytes, *, unescaped: bool = False) -> EntityLine | RelationLine | None:
     """The line as a record if it is a plain, valid one; None if the tolerant reader must
-    read it (to import what it can and report the rest)."""
+    read it (to import what it can and report the rest).
+
+    `unescaped`: the caller found no backslash and no DEL anywhere in the data the line was
+    cut from, so the line need not be searched for either (`unescaped_text`)."""
     try:
         record = _DECODER.decode(raw)
     except msgspec.DecodeError:  # malformed, or not this shape (ValidationError is one too)
@@ -60,8 +63,16 @@ def plain_record(raw: bytes) -> EntityLine | RelationLine | None:
     # Raw bytes below 0x20 are malformed JSON and UTF-8 cannot hold a surrogate, so a string
     # can hold a refused character only through an escape or as DEL; and no string is longer
     # than the line.
-    suspect = b"\\" in raw or b"\x7f" in raw or len(raw) > _LIMITS.max_name_chars
+    suspect = len(raw) > _LIMITS.max_name_chars or not (unescaped or unescaped_text(raw))
     return None if suspect and not _clean(record) else record
+
+
+def unescaped_text(data: bytes) -> bool:
+    """Whether `data` holds no backslash (a JSON escape) and no DEL: then no string decoded
+    from it can hold a character a name or an observation refuses."""
+    # find(), not `in`: bytes.__contains__ first tries its argument as an int and clears the
+    # TypeError, about 0.4 µs a call; per line that was a third of reading a million entities.
+    return data.find(b"\\") < 0 and data.find(b"\x7f") < 0
 
 
 def _clean(record: EntityLine | RelationLine) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from actors.bulk_import import bulk_import
-from eventstore.events import EntityCreated, ObservationAdded
+from eventstore.events import EntityCreated, ObservationAdded, RelationCreated
 from eventstore.lmdb_log import LmdbEventLog
 from projections.graph import GraphProjection
 
@@ -85,3 +85,30 @@ def test_a_bulk_import_refuses_what_is_not_plain_creations_before_appending(
         bulk_import(event_log, entities, relations, batch_size=2)
 
     assert event_log.last_position() == 0
+
+
+def test_relations_given_by_name_too_append_the_events_and_checkpoint_they_do_by_index(
+    tmp_path: Path,
+) -> None:
+    relations = [(0, 2, "knows"), (2, 2, "is"), (1, 0, "knows")]
+    named = [
+        RelationCreated(from_entity=names[0], to_entity=names[1], relation_type=kind)
+        for *names, kind in [("a", "c", "knows"), ("c", "c", "is"), ("b", "a", "knows")]
+    ]
+    stored = []
+    for how, by_name in (("index", None), ("name", named)):
+        log = LmdbEventLog.open(tmp_path / how, node_id="n1")
+        try:
+            done = bulk_import(log, ENTITIES, relations, batch_size=2, named=by_name)
+            assert done.checkpointed
+            found = log.checkpoints.load(GraphProjection.name, GraphProjection.version)
+            assert found is not None
+            folded = GraphProjection()
+            folded.apply_all(log.read_from(1))
+            assert bytes(found.payload) == folded.to_snapshot()
+            stored.append([envelope.event for envelope in log.read_from(1)])
+        finally:
+            log.close()
+
+    assert stored[0] == stored[1]
+    assert stored[0][-3:] == named

@@ -22,7 +22,7 @@ LIMITS = InputLimits()
 def tolerant_only(data: bytes, monkeypatch: pytest.MonkeyPatch) -> ParsedMemory:
     """The file read with every line sent to the tolerant reader."""
     with monkeypatch.context() as patched:
-        patched.setattr(memory_file, "plain_record", lambda raw: None)
+        patched.setattr(memory_file, "plain_record", lambda raw, **_: None)
         return parse_memory(data)
 
 
