@@ -355,6 +355,8 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._catch_up()  # may replace the models: warm whichever serve now
                 if self._models.search.warm(self._models.graph):
                     self._warm_search_soon()
+                else:  # the point from which searches find their index ready (bench.warm_up)
+                    log.info("search_warmed", position=self._models.position)
             case _:
                 super().on_receive(message)
 
