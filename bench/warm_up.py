@@ -49,9 +49,7 @@ def spawn_once(store: Any, n: int, logs: Path, calls: int) -> list[dict[str, Any
             reply = client.call(*args("search_nodes_selective"))
             if reply.failed or reply.entity_count() != 1:
                 raise RuntimeError(f"search failed: {reply.describe()}")
-            rows.append(
-                {"at_ms": (time.perf_counter() - spawned) * 1e3, "ms": reply.seconds * 1e3}
-            )
+            rows.append({"at_ms": (time.perf_counter() - spawned) * 1e3, "ms": reply.seconds * 1e3})
     finally:
         client.close(timeout=60)
     for row, who in zip(rows, _who_answered(log, len(rows)), strict=True):
@@ -133,7 +131,8 @@ def markdown(result: dict[str, Any]) -> str:
         lines += [
             f"## N = {size['n']:,}",
             "",
-            f"Measured calls (7-206, bench.compare's cell): median {size['measured']['all']['median_ms']:.2f} ms; "
+            "Measured calls (7-206, bench.compare's cell): median "
+            f"{size['measured']['all']['median_ms']:.2f} ms; "
             + "; ".join(
                 f"{w} {size['measured'][w]['calls']} calls, median "
                 f"{size['measured'][w]['median_ms']:.2f} ms"
@@ -160,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--graphmem-rev", default=None, help="as bench.compare's")
     parser.add_argument("--label", default="head", help="names the result files")
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    parser.add_argument("--logs", type=Path, default=None, help="keep the server logs here")
     args = parser.parse_args(argv)
     result: dict[str, Any] = {
         "label": args.label,
@@ -177,8 +177,10 @@ def main(argv: list[str] | None = None) -> int:
             store = seed("graphmem", dataset.path, root / f"graphmem-{n}", root / "seed.log", src)
             # The first spawn of a store keeps the SDK's answers (bench.startup's warm-up
             # spawns): not one a host restarting the server sees.
-            spawn_once(store, n, root, 1)
-            runs = [spawn_once(store, n, root, CALLS) for _ in range(args.runs)]
+            logs = args.logs or root
+            logs.mkdir(parents=True, exist_ok=True)
+            spawn_once(store, n, logs, 1)
+            runs = [spawn_once(store, n, logs, CALLS) for _ in range(args.runs)]
             result["sizes"].append(
                 {"n": n, "table": summarise(runs), "measured": per_path(runs), "runs": runs}
             )

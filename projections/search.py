@@ -208,6 +208,7 @@ class SearchProjection:
         # Names with a noted creation: its newest stamp (None: unknown, place it afresh).
         self._created: dict[str, Stamp | None] = {}
         self._building: _Build | None = None
+        self._warming = False  # the last `warm` had work left: searches leave it to the next
         self._clear()
 
     @property
@@ -220,8 +221,12 @@ class SearchProjection:
         would do first; True while some is left. The writer calls it while idle, a step per
         message, so that the first search after a start (a whole index to build: seconds on a
         large graph) finds the work done, and requests wait at most one step. A search
-        finishes what is left."""
-        budget = budget or WARM_BUDGET
+        finishes the segments' build (a step of the filter too, unless a warm-up is under
+        way) and scans the segments the filter has not reached yet."""
+        self._warming = self._warm_step(graph, budget or WARM_BUDGET)
+        return self._warming
+
+    def _warm_step(self, graph: EntitySource, budget: int) -> bool:
         if self._building is None and (self._dirty or self._created):
             if not self._starts_over(graph):
                 self._refresh(graph)  # a few edits: all at once
@@ -245,7 +250,11 @@ class SearchProjection:
     def search(self, graph: EntitySource, query: str) -> list[str]:
         """Names of alive entities whose name, type or an observation contains `query`."""
         self._refresh(graph)
-        self._sync_filter()
+        if not self._warming:
+            # A step of the filter at most (all of it after a few writes). While `warm` is
+            # being called, none: the filter is its work, and the segments it has not reached
+            # are scanned meanwhile, so a search during a warm-up never waits for the filter.
+            self._sync_filter(max(1, WARM_BUDGET // self._segment_size))
         needle = query.lower()
         found: list[str] = []
         for segment in self._candidates(needle):
@@ -268,7 +277,9 @@ class SearchProjection:
         for bucket in buckets:
             hits &= bits[bucket]
             if not hits:
-                return []
+                break
+        for slot in self._unfiltered:  # the filter may lack their trigrams: scanned
+            hits |= 1 << slot
         return [segments[slot] for slot in ones(hits)]
 
     # --- following the graph --------------------------------------------------------------
