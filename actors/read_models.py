@@ -148,6 +148,8 @@ class ReadModels:
         the same position folds to the same graph, so the index matches it."""
         if not self._serving or self._underived or self.stale or self.position != position:
             return False
+        graph = cast(GraphProjection, self._projections[GraphProjection.name])
+        index.share_names(graph.entity_names())  # not the other graph's copies of them
         self._search = index
         return True
 

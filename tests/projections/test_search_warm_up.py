@@ -55,3 +55,21 @@ def test_without_a_warm_up_each_search_does_a_step_of_the_filter_until_it_is_who
         if search.warmed:
             break
     assert search.warmed
+
+
+def test_an_index_built_from_another_copy_of_the_graph_can_hold_this_graphs_names() -> None:
+    """The early reads' index, adopted by the writer: after share_names, the names it answers
+    are the writer's graph's own strings (no second copy), and its answers are unchanged."""
+    built_from, served = _graph(), _graph()
+    search = SearchProjection(segment_size=SEGMENT, buckets=257)
+    search.note_names(built_from.entity_names())
+    search.warm(built_from, ENTITIES + 1)
+    own = {name: name for name in served.entity_names()}
+    [before] = search.search(built_from, "token12")
+    assert before == "n12" and before is not own["n12"]  # two copies of the same names
+    search.share_names(served.entity_names())
+    [after] = search.search(served, "token12")
+    assert after is own["n12"]
+    assert all(found is own[found] for found in search.search(served, "shared")) and search.search(
+        served, "shared"
+    ) == substring_scan(served, "shared")
