@@ -193,6 +193,11 @@ class EarlyReads:
         self._models = None
         return bytes(self.pending)
 
+    @property
+    def has_search_index(self) -> bool:
+        """Whether a search index was built here (so far: the restore may still run)."""
+        return self._models is not None
+
     def search_index(self) -> tuple[int, SearchProjection | None]:
         """After `finish`: the search index built here (once; None: none was), and the log
         position of the graph it indexes, for the server's writer to adopt instead of

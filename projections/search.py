@@ -203,18 +203,6 @@ class SearchProjection:
         the index itself is never stored, it is rebuilt from the graph on the next search."""
         self._created.update(dict.fromkeys(names))
 
-    def share_names(self, names: Iterable[str]) -> None:
-        """Hold the entity names as these equal strings (the graph's own): an index built
-        from another copy of the graph (the early reads') then keeps no second copy of them."""
-        if self._building is not None:
-            return  # its listing holds the other copy's entities: not worth a special case
-        own = {name: name for name in names}
-        where: dict[str, _Segment] = {}
-        for segment in self._segments:
-            segment.names = [own.get(name, name) for name in segment.names]
-            where.update(dict.fromkeys(segment.names, segment))
-        self._where = where
-
     def reset(self) -> None:
         self._dirty: set[str] = set()  # names whose text may have changed
         # Names with a noted creation: its newest stamp (None: unknown, place it afresh).
@@ -274,6 +262,18 @@ class SearchProjection:
         if self._maybe_unordered and len(found) > 1:
             found.sort(key=graph.creation_key)  # type: ignore[arg-type]
         return found
+
+    def share_names(self, names: Iterable[str]) -> None:
+        """Hold the entity names as these equal strings (the graph's own): an index built
+        from another copy of the graph (the early reads') then keeps no second copy of them."""
+        if self._building is not None:
+            return  # its listing holds the other copy's entities: not worth a special case
+        own = {name: name for name in names}
+        where: dict[str, _Segment] = {}
+        for segment in self._segments:
+            segment.names = [own.get(name, name) for name in segment.names]
+            where.update(dict.fromkeys(segment.names, segment))
+        self._where = where
 
     def filter_bytes(self) -> int:
         """The trigram filter's memory, for benchmarks."""

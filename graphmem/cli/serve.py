@@ -104,9 +104,9 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     http: tuple[str, int] | None = getattr(args, "http", None)
     if http is None:
         handshake: Handshake | None = getattr(args, "handshake", None)
-        # The early reads build a search index: the writer adopts it rather than warm its own.
+        # The early reads built a search index: the writer adopts it rather than warm its own.
         early = handshake.early if handshake is not None else None
-        handover = SearchHandover(awaited=early is not None and early.reads)
+        handover = SearchHandover(awaited=early is not None and early.has_search_index)
         with (
             running(
                 settings,
