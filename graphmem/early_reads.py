@@ -92,6 +92,9 @@ _CONTROL_SINGLE_LINE = re.compile(r"[\x00-\x1f\x7f]")
 _READ = 64 * 1024
 # How often a read waiting for the restore checks whether the server is taking over.
 _STOP_CHECK = 0.05
+# How often the idle reading thread checks whether the restore is over, to start building the
+# search index's filter (the server's load waits for that).
+_RESTORE_CHECK = 0.01
 
 _encode_json = msgspec.json.Encoder().encode
 _decode_json = msgspec.json.Decoder().decode
@@ -324,9 +327,8 @@ class EarlyReads:
             # cheap as a plain scan's text); until its trigram filter is built, a step at a
             # time between requests (`_warm_step`), a search scans the segments the filter
             # lacks.
-            search = SearchProjection()
-            search.note_names(graph.entity_names())
-            self._warming = search.warm(graph, graph.entity_count() + 1)
+            search = SearchProjection.of_graph(graph)
+            self._warming = not search.warmed
             return _Models(graph, search)
         finally:
             event_log.close()
@@ -365,7 +367,7 @@ class EarlyReads:
         restore is over, a little at a time, to start on them then."""
         if self._warm_due():
             return 0
-        return _STOP_CHECK if self.reads and not self._restored.is_set() else None
+        return _RESTORE_CHECK if self.reads and not self._restored.is_set() else None
 
     def _warm_step(self) -> None:
         models = self._models

@@ -183,6 +183,36 @@ class SearchProjection:
         self._hollow_min = hollow_min
         self.reset()
 
+    @classmethod
+    def of_graph(
+        cls, graph: EntitySource, *, segment_size: int = SEGMENT_SIZE, buckets: int = BUCKETS
+    ) -> SearchProjection:
+        """The index of a whole graph in one pass over its listing (the early reads' start,
+        as cheap as a plain scan's text): segments packed, ready to scan; the filter left to
+        `warm`, which the caller is to call, the searches meanwhile scanning what it lacks."""
+        index = cls(segment_size=segment_size, buckets=buckets)
+        names: list[str] = []
+        texts: list[str] = []
+        for entity in graph.entities():
+            names.append(entity.name)
+            texts.append(entity_text(entity))
+            if len(names) == index._segment_size:
+                index._place(names, texts)
+                names, texts = [], []
+        if names:
+            index._place(names, texts)
+        keys = (graph.creation_key(segment.names[-1]) for segment in index._segments)
+        index._last_key = max((key for key in keys if key is not None), default=None)
+        index._warming = bool(index._unfiltered)
+        return index
+
+    def _place(self, names: list[str], texts: list[str]) -> None:
+        segment = _Segment(len(self._segments), names, texts)
+        segment.pack()
+        self._segments.append(segment)
+        self._where.update(zip(names, itertools.repeat(segment)))
+        self._unfiltered.add(segment.slot)
+
     def note(self, envelopes: Iterable[Envelope]) -> None:
         """Remember which entities the applied envelopes touched (cheap; re-read later)."""
         dirty, created = self._dirty, self._created

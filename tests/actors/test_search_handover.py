@@ -27,10 +27,7 @@ def _index_of(event_log: EventLog) -> SearchProjection:
     """A search index built as the early reads build theirs: from the graph folded anew."""
     graph = GraphProjection()
     graph.apply_all(event_log.read_from(1))
-    index = SearchProjection()
-    index.note_names(graph.entity_names())
-    index.warm(graph, graph.entity_count() + 1)  # the segments; the filter left to warm
-    return index
+    return SearchProjection.of_graph(graph)  # the filter left to the writer's warm-up
 
 
 def _warmed_within_polls(writer: Writer) -> bool:

@@ -3,6 +3,8 @@ reached instead of finishing the filter, and answers as a full scan does."""
 
 from __future__ import annotations
 
+import pytest
+
 from eventstore.events import EntityCreated, ObservationAdded
 from projections.graph import GraphProjection
 from projections.search import SearchProjection
@@ -30,9 +32,15 @@ def _segments_only(graph: GraphProjection) -> SearchProjection:
     return search
 
 
-def test_a_search_during_a_warm_up_finds_every_match_and_leaves_the_filter_to_it() -> None:
+@pytest.mark.parametrize("built", ["by warm", "of_graph"])
+def test_a_search_during_a_warm_up_finds_every_match_and_leaves_the_filter_to_it(
+    built: str,
+) -> None:
     graph = _graph()
-    search = _segments_only(graph)
+    if built == "of_graph":  # the early reads' one pass
+        search = SearchProjection.of_graph(graph, segment_size=SEGMENT, buckets=257)
+    else:
+        search = _segments_only(graph)
     for query in ("token07", "TOKEN39", "shared", "word", "absent", "n1", "en2"):
         assert search.search(graph, query) == substring_scan(graph, query), query
     assert not search.warmed  # no search did the warm-up's work
