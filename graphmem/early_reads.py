@@ -92,9 +92,6 @@ _CONTROL_SINGLE_LINE = re.compile(r"[\x00-\x1f\x7f]")
 _READ = 64 * 1024
 # How often a read waiting for the restore checks whether the server is taking over.
 _STOP_CHECK = 0.05
-# How often the idle reading thread checks whether the restore is over, to start building the
-# search index's filter (the server's load waits for that).
-_RESTORE_CHECK = 0.01
 
 _encode_json = msgspec.json.Encoder().encode
 _decode_json = msgspec.json.Decoder().decode
@@ -136,6 +133,10 @@ class EarlyReads:
     reads: bool = True  # whether reads are answered here (else only tools/list)
     _stop_read: int = -1
     _stop_write: int = -1
+    # Written once by the restorer when it is done: the idle reading thread starts on the
+    # search index's filter then (no polling, which would take the interpreter from it).
+    _wake_read: int = -1
+    _wake_write: int = -1
     _thread: threading.Thread | None = None
     _restorer: threading.Thread | None = None
     _stopping: threading.Event = field(default_factory=threading.Event)
@@ -158,6 +159,7 @@ class EarlyReads:
 
     def start(self) -> None:
         self._stop_read, self._stop_write = os.pipe()
+        self._wake_read, self._wake_write = os.pipe()
         if self.reads:
             # Its own thread, so that tools/list (sent right after initialize) is answered
             # while the graph is restored, not after.
@@ -186,7 +188,7 @@ class EarlyReads:
                     raise TimeoutError(
                         f"the early {thread.name} thread still ran after {timeout} s"
                     )
-        for fd in (self._stop_read, self._stop_write):
+        for fd in (self._stop_read, self._stop_write, self._wake_read, self._wake_write):
             with contextlib.suppress(OSError):
                 os.close(fd)
         # The server's own graph takes over and this copy goes; the search index (names and
@@ -256,6 +258,8 @@ class EarlyReads:
             if not self._warming:  # nothing restored, or an index with nothing left to do
                 self._indexed.set()
             self._restored.set()
+            with contextlib.suppress(OSError):
+                os.write(self._wake_write, b"x")
 
     def _models_restored(self) -> _Models | None:
         """The restored models, once restoring is over (None: it gave up, or the server is
@@ -337,6 +341,7 @@ class EarlyReads:
         selector = selectors.DefaultSelector()
         selector.register(0, selectors.EVENT_READ)
         selector.register(self._stop_read, selectors.EVENT_READ)
+        selector.register(self._wake_read, selectors.EVENT_READ)
         try:
             self._answer_pending()
             while not self._stopping.is_set() and not self._holding:
@@ -344,11 +349,13 @@ class EarlyReads:
                     # A step between two reads, whether or not the next is already here: a
                     # client asking without pause still finds the index built soon.
                     self._warm_step()
-                ready = {key.fd for key, _ in selector.select(self._idle_wait())}
-                if not ready:
-                    continue
+                ready = {key.fd for key, _ in selector.select(0 if self._warm_due() else None)}
                 if self._stop_read in ready or self._stopping.is_set():
                     return
+                if self._wake_read in ready:
+                    os.read(self._wake_read, _READ)  # the restore is over: steps are due
+                if 0 not in ready:
+                    continue
                 chunk = os.read(0, _READ)
                 if not chunk:  # the client closed stdin: the server answers the rest
                     return
@@ -361,13 +368,6 @@ class EarlyReads:
         """Whether the search index has steps left (from the restore on: a host's first call
         often comes some time after it, and then waits a step at most)."""
         return self._warming and self._restored.is_set() and self._models is not None
-
-    def _idle_wait(self) -> float | None:
-        """How long to wait for input: not at all while the index has steps left; until the
-        restore is over, a little at a time, to start on them then."""
-        if self._warm_due():
-            return 0
-        return _RESTORE_CHECK if self.reads and not self._restored.is_set() else None
 
     def _warm_step(self) -> None:
         models = self._models
