@@ -6,8 +6,8 @@ official server needs to start and answer. Yet a read needs neither: the graph a
 log's end is the newest checkpoint plus the log after it (as the writer restores it), searched
 by the writer's own kind of index (projections.search), and the answer is a pure function of
 it (graphmem.tools.memory_reads, the code the tools run). So once graphmem.early_handshake has
-answered `initialize`, this thread restores the graph (the main thread waits for that, briefly,
-so as not to halve its share of the interpreter) and answers `search_nodes`, `open_nodes` and
+answered `initialize`, this thread restores the graph and its search index (the main thread
+waits for that, briefly, so as not to halve its share of the interpreter) and answers `search_nodes`, `open_nodes` and
 `read_graph` calls while the main thread loads the server; when the server is ready, it takes
 over the pipe (`finish`) with every byte this thread read and did not answer, in order.
 
@@ -29,12 +29,11 @@ data dir during the start-up second is seen from the server's first answer on, a
 be after the server's own catch-up. The search index is built as the writer builds its
 own: its segments (the entities' texts) with the graph, before the first question; its
 trigram filter a step at a time between requests (projections.search.WARM_BUDGET: a request
-waits a step at most),
-the segments it has not reached scanned meanwhile. When the server takes over, its writer
-adopts the index (`search_index`, actors.search_handover) if its graph is at the same
-position, instead of building and warming a second one. Too large a store (a checkpoint past
-EARLY_READS_MAX_SNAPSHOT, more than EARLY_READS_MAX_TAIL events after it) is not restored
-twice: the server answers everything, as before.
+waits a step at most), the segments it has not reached scanned meanwhile. When the server
+takes over, its writer adopts the index (`search_index`, actors.search_handover) if its
+graph is at the same position, instead of building and warming a second one. Too large a
+store (a checkpoint past EARLY_READS_MAX_SNAPSHOT, more than EARLY_READS_MAX_TAIL events
+after it) is not restored twice: the server answers everything, as before.
 """
 
 from __future__ import annotations
