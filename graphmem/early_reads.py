@@ -7,9 +7,10 @@ log's end is the newest checkpoint plus the log after it (as the writer restores
 by the writer's own kind of index (projections.search), and the answer is a pure function of
 it (graphmem.tools.memory_reads, the code the tools run). So once graphmem.early_handshake has
 answered `initialize`, this thread restores the graph and its search index (the main thread
-waits for that, briefly, so as not to halve its share of the interpreter) and answers `search_nodes`, `open_nodes` and
-`read_graph` calls while the main thread loads the server; when the server is ready, it takes
-over the pipe (`finish`) with every byte this thread read and did not answer, in order.
+waits for that, briefly, so as not to halve its share of the interpreter) and answers
+`search_nodes`, `open_nodes` and `read_graph` calls while the main thread loads the server;
+when the server is ready, it takes over the pipe (`finish`) with every byte this thread read
+and did not answer, in order.
 
 What is answered here is exactly what the server would write for the same store: the same
 functions over the same models, the response line of graphmem.wire.fast_calls (a test holds
