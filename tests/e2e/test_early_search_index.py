@@ -129,7 +129,7 @@ async def test_an_sdk_client_meets_an_index_built_before_the_server_took_over(
     assert [e["name"] for e in early[4]["entities"]] == ["item-00042", "zz-new"]
     log = [json.loads(line) for line in log_file.read_text().splitlines() if line.startswith("{")]
     [done] = _events(log, "early_reads_done")
-    assert done["answered"] >= 2  # the reads before the write, until the server took over
+    assert done["answered"] >= 1  # reads before the write, until the server took over
     assert done["search_warmed"] is True  # built while the server waited, filter and all
     assert [handed["adopted"] for handed in _events(log, "search_handed_over")] == [True]
     assert _events(log, "search_warmed")  # the writer found nothing left to do
