@@ -22,12 +22,14 @@ from actors.graph_writer import (
 )
 from actors.read_models import ReadModels
 from actors.rebuild import RebuildResult
+from actors.search_handover import AdoptSearch
 from actors.subscribers import Subscriber, Subscribers
 from actors.supervisor import SupervisorActor
 from actors.tally import EventTally, current_tally
 from eventstore.events import Cause, Envelope
 from eventstore.log import RemoteAppend
 from projections.graph import GraphProjection
+from projections.search import SearchProjection
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -95,6 +97,11 @@ class GraphGateway:
         """Hand a command to the writer; `reply` is settled once it is decided and committed.
         `tally` (default: the sender's current one) counts the events it appends."""
         self._writer().tell(_execute(command, cause, reply, tally=tally))
+
+    def adopt_search(self, position: int, index: SearchProjection | None) -> None:
+        """Hand the writer a search index built from the graph at `position` (None: none
+        was built after all): actors.search_handover."""
+        self._writer().tell(AdoptSearch(position, index))
 
     def start_family_index(self) -> None:
         """Have the writer build the graph family's FamilyIndex in the background, a step at a

@@ -22,6 +22,7 @@ from actors.family_index_progress import FamilyIndexProgress
 from actors.hooks import Hooks, operation_of
 from actors.read_models import ModelsQuery, ReadModels
 from actors.rebuild import BackgroundFold, Folded, RebuildResult
+from actors.search_handover import AdoptSearch, SearchHandover
 from actors.stopping import Stopping
 from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorHandle
@@ -35,6 +36,7 @@ from projections.graph_family import (
     FamilyIndexBuildingError,
     family_index_built,
 )
+from projections.search import SearchProjection
 
 log = structlog.get_logger(__name__)
 
@@ -159,6 +161,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         stopping: Stopping | None = None,
         family_index: FamilyIndexProgress | None = None,
         bulk_load: bool = False,
+        search_handover: SearchHandover | None = None,
     ) -> None:
         """`serve_stale`: a long-running server's choice. When the only checkpoints are of an
         earlier projection version this one still reads (after an upgrade), answer from them
@@ -170,7 +173,8 @@ class GraphWriterActor(pykka.ThreadingActor):
         far a BuildFamilyIndex has come, for readers on other threads. `bulk_load`: a process
         that only writes (graphmem import): no search warm-up while idle, and the search index
         and schema view are derived from the graph when first read, not noted event by
-        event."""
+        event. `search_handover`: while it says a search index is awaited (AdoptSearch), no
+        warm-up of the writer's own."""
         super().__init__()
         self._ready = ready
         self._stopping = stopping
@@ -195,6 +199,7 @@ class GraphWriterActor(pykka.ThreadingActor):
             derive_lazily=bulk_load,
         )
         self._bulk_load = bulk_load
+        self._handover = search_handover
         # True while the read model may hold events of a transaction that did not commit.
         self._dirty = False
         self._pending: list[Execute] = []
@@ -349,12 +354,16 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._step_family_index()
             case _FamilyIndexAssembled(build=build, index=index):
                 self._install_family_index(build, index)
+            case AdoptSearch(position=position, index=index):
+                self._adopt_search(position, index)
             case _WarmSearch():
                 self._warming = False
                 self._flush()  # queued commands first: a warm-up step only fills idle time
                 self._catch_up()  # may replace the models: warm whichever serve now
                 if self._models.search.warm(self._models.graph):
                     self._warm_search_soon()
+                else:  # the point from which searches find their index ready (bench.warm_up)
+                    log.info("search_warmed", position=self._models.position)
             case _:
                 super().on_receive(message)
 
@@ -610,9 +619,20 @@ class GraphWriterActor(pykka.ThreadingActor):
         log.info("rebuild_finished", position=result.position, events=result.events)
         rebuild.settle(result)
 
+    def _adopt_search(self, position: int, index: SearchProjection | None) -> None:
+        if self._handover is not None:
+            self._handover.awaited = False
+        self._flush()
+        self._catch_up()  # committed events only, up to the log's end: then compared
+        adopted = index is not None and self._models.adopt_search(index, position)
+        log.info("search_handed_over", adopted=adopted, position=position)
+        self._warm_search_soon()  # the adopted index's filter, if unfinished, or our own
+
     def _warm_search_soon(self) -> None:
         # A bulk load never searches; its idle moments are between two of its own batches.
-        if not self._warming and not self._bulk_load:
+        # An index on its way (AdoptSearch) is warmed once it is here, not ours meanwhile.
+        awaited = self._handover is not None and self._handover.awaited
+        if not self._warming and not self._bulk_load and not awaited:
             self._warming = True
             self.actor_ref.tell(_WarmSearch())
 

@@ -141,6 +141,18 @@ class ReadModels:
         assert self._search is not None, "a serving set"
         return self._search
 
+    def adopt_search(self, index: SearchProjection, position: int) -> bool:
+        """Serve `index` (built elsewhere from the graph at `position`, e.g. by the early
+        reads) as the search index instead of this set's own, if the projections are at that
+        position, current (not stale) and derived; True if it was adopted. The same log up to
+        the same position folds to the same graph, so the index matches it."""
+        if not self._serving or self._underived or self.stale or self.position != position:
+            return False
+        graph = cast(GraphProjection, self._projections[GraphProjection.name])
+        index.share_names(graph.entity_names())  # not the other graph's copies of them
+        self._search = index
+        return True
+
     @property
     def schema_view(self) -> SchemaViewProjection:
         if self._underived:

@@ -179,8 +179,7 @@ def start(
         env = _graphmem_env(
             store.src,
             GRAPHMEM_DIR=str(store.path.resolve()),
-            GRAPHMEM_LOG_LEVEL="WARNING",
-            **graphmem_env,
+            **{"GRAPHMEM_LOG_LEVEL": "WARNING", **graphmem_env},
         )
     client = RpcClient(argv, env, stderr_log, cwd=store.src)  # `-m` puts the cwd on sys.path
     client.initialize(version)

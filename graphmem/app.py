@@ -22,6 +22,7 @@ from actors.graph_writer import GraphWriterActor
 from actors.hooks import Hooks
 from actors.replicator import ReplicatorActor
 from actors.schema_registry import SchemaRegistryActor
+from actors.search_handover import SearchHandover
 from actors.stopping import Stopping
 from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorActor, SupervisorHandle
@@ -91,6 +92,7 @@ def start_actors(
     schedule_decay: bool = False,
     replicate: bool = False,
     bulk_load: bool = False,
+    search_handover: SearchHandover | None = None,
 ) -> App:
     """Start the actors under one supervisor. The schema registry (loading and watching schema
     files) starts only with `load_schemas`: the server wants it; one-shot commands such as
@@ -99,7 +101,9 @@ def start_actors(
     rebuilt in the background (GraphWriterActor); one-shot commands refold first instead.
     `schedule_decay` (the server's choice): when the graph family is served, start the
     DecaySchedulerActor unless GRAPHMEM_DECAY_SCHEDULE=off or decay.schedule_hours is 0.
-    `bulk_load` (graphmem import's choice): a writer tuned for loading, not searching."""
+    `bulk_load` (graphmem import's choice): a writer tuned for loading, not searching.
+    `search_handover`: a stdio server whose early reads build a search index for the writer
+    to adopt (actors.search_handover)."""
     hooks = hooks if hooks is not None else Hooks(load_hooks(settings.hooks))
     subscribers = Subscribers()
     stopping = Stopping()
@@ -121,6 +125,7 @@ def start_actors(
                 stopping=stopping,
                 family_index=family_index,
                 bulk_load=bulk_load,
+                search_handover=search_handover,
             )
 
         writer = start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
@@ -345,6 +350,7 @@ def running(
     embed: bool = False,
     replicate: bool = False,
     bulk_load: bool = False,
+    search_handover: SearchHandover | None = None,
 ) -> Iterator[App]:
     """Open the data dir and run the actors for the duration of the block (see start_actors);
     with `embed` (a server), the graph family's embedding service too."""
@@ -359,6 +365,7 @@ def running(
             schedule_decay=schedule_decay,
             replicate=replicate,
             bulk_load=bulk_load,
+            search_handover=search_handover,
         )
         try:
             if embed:

@@ -43,6 +43,7 @@ from graphmem.kept_answer import KeptAnswer, shared_copy
 
 if TYPE_CHECKING:
     from graphmem.early_reads import EarlyReads
+    from projections.search import SearchProjection
 
 __all__ = ["Handshake", "KeptAnswer", "answer_early"]
 
@@ -71,6 +72,9 @@ class Handshake:
     # the first one the server reads itself, with nothing written early for it, is owed too,
     # so a store's first start keeps both answers (graphmem.wire calls `keep_listing`).
     list_keeper: Callable[[bytes], KeptAnswer | None] | None = None
+    # Given the early reads' search index when they stop (`take_over`), with the log position
+    # of the graph it indexes (actors.search_handover): the server's writer adopts it.
+    hand_search_to: Callable[[int, SearchProjection | None], None] | None = None
 
     def owe(self, request_id: int | str, kept: KeptAnswer) -> None:
         """The SDK's answer to `request_id` is to be kept, or compared with `kept.answered`."""
@@ -89,6 +93,8 @@ class Handshake:
         early, self.early = self.early, None
         if early is not None:
             self.consumed += early.finish()
+            if self.hand_search_to is not None:
+                self.hand_search_to(*early.search_index())
             for request_id, kept in early.owed:
                 self.owe(request_id, kept)
                 self.list_keeper = None  # the early thread read the session's tools/list

@@ -4,12 +4,13 @@ A stdio client spawns a fresh server and its first question is usually a read. I
 MCP SDK and the actors takes most of a second on a busy machine, several times what the
 official server needs to start and answer. Yet a read needs neither: the graph as of the
 log's end is the newest checkpoint plus the log after it (as the writer restores it), searched
-as as-of reads search (actors.frozen_search), and the answer is a pure function of it
-(graphmem.tools.memory_reads, the code the tools run). So once graphmem.early_handshake has
-answered `initialize`, this thread restores the graph (the main thread waits for that, briefly,
-so as not to halve its share of the interpreter) and answers `search_nodes`, `open_nodes` and
-`read_graph` calls while the main thread loads the server; when the server is ready, it takes
-over the pipe (`finish`) with every byte this thread read and did not answer, in order.
+by the writer's own kind of index (projections.search), and the answer is a pure function of
+it (graphmem.tools.memory_reads, the code the tools run). So once graphmem.early_handshake has
+answered `initialize`, this thread restores the graph and its search index (the main thread
+waits for that, briefly, so as not to halve its share of the interpreter) and answers
+`search_nodes`, `open_nodes` and `read_graph` calls while the main thread loads the server;
+when the server is ready, it takes over the pipe (`finish`) with every byte this thread read
+and did not answer, in order.
 
 What is answered here is exactly what the server would write for the same store: the same
 functions over the same models, the response line of graphmem.wire.fast_calls (a test holds
@@ -26,9 +27,14 @@ reads or not; the line still goes to the server, whose answer is compared and no
 
 The models are built from the log once, at start: a write by another process sharing the
 data dir during the start-up second is seen from the server's first answer on, as it would
-be after the server's own catch-up. Too large a store (a checkpoint past
-EARLY_READS_MAX_SNAPSHOT, more than EARLY_READS_MAX_TAIL events after it) is not restored
-twice: the server answers everything, as before.
+be after the server's own catch-up. The search index is built as the writer builds its
+own: its segments (the entities' texts) with the graph, before the first question; its
+trigram filter a step at a time between requests (projections.search.WARM_BUDGET: a request
+waits a step at most), the segments it has not reached scanned meanwhile. When the server
+takes over, its writer adopts the index (`search_index`, actors.search_handover) if its
+graph is at the same position, instead of building and warming a second one. Too large a
+store (a checkpoint past EARLY_READS_MAX_SNAPSHOT, more than EARLY_READS_MAX_TAIL events
+after it) is not restored twice: the server answers everything, as before.
 """
 
 from __future__ import annotations
@@ -52,9 +58,9 @@ from graphmem.kept_answer import KeptAnswer, shared_copy
 if TYPE_CHECKING:
     from typing_extensions import TypeIs  # no cost at run time: ~40 ms to import
 
-    from actors.frozen_search import FrozenSearch
     from graphmem.config import Settings
     from projections.graph import GraphProjection
+    from projections.search import SearchProjection
 
 __all__ = ["EarlyReads", "serve_settings", "start_early_reads"]
 
@@ -93,10 +99,11 @@ _decode_json = msgspec.json.Decoder().decode
 
 @dataclass(frozen=True)
 class _Models:
-    """The graph as of the log's end at start-up, and its search."""
+    """The graph as of the log's end at start-up, and its search index (the server's own
+    kind, handed to the server's writer when it takes over: `search_index`)."""
 
     graph: GraphProjection
-    search: FrozenSearch
+    search: SearchProjection
 
 
 @dataclass(frozen=True)
@@ -126,11 +133,20 @@ class EarlyReads:
     reads: bool = True  # whether reads are answered here (else only tools/list)
     _stop_read: int = -1
     _stop_write: int = -1
+    # Written once by the restorer when it is done: the idle reading thread starts on the
+    # search index's filter then (no polling, which would take the interpreter from it).
+    _wake_read: int = -1
+    _wake_write: int = -1
     _thread: threading.Thread | None = None
     _restorer: threading.Thread | None = None
     _stopping: threading.Event = field(default_factory=threading.Event)
     _restored: threading.Event = field(default_factory=threading.Event)
+    # Set once the search index needs no more steps here (built, none, or the thread ended).
+    _indexed: threading.Event = field(default_factory=threading.Event)
     _models: _Models | None = None
+    _warming: bool = False  # the search index's filter has steps left (`_warm_step`)
+    _handed: SearchProjection | None = None  # the index `finish` kept for the server
+    warm_steps: int = 0  # steps of the search index's filter done here (for the log)
     _holding: bool = False  # something before the bytes still pending is the server's
     answered: list[_Answered] = field(default_factory=list)
     problem: str | None = None  # why it stopped answering early (for the server's log)
@@ -143,6 +159,7 @@ class EarlyReads:
 
     def start(self) -> None:
         self._stop_read, self._stop_write = os.pipe()
+        self._wake_read, self._wake_write = os.pipe()
         if self.reads:
             # Its own thread, so that tools/list (sent right after initialize) is answered
             # while the graph is restored, not after.
@@ -152,6 +169,7 @@ class EarlyReads:
             self._restorer.start()
         else:
             self._restored.set()
+            self._indexed.set()
         self._thread = threading.Thread(target=self._run, name="graphmem-early-reads", daemon=True)
         self._thread.start()
 
@@ -170,11 +188,27 @@ class EarlyReads:
                     raise TimeoutError(
                         f"the early {thread.name} thread still ran after {timeout} s"
                     )
-        for fd in (self._stop_read, self._stop_write):
+        for fd in (self._stop_read, self._stop_write, self._wake_read, self._wake_write):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self._models = None  # the server's own models take over; this copy can go
+        # The server's own graph takes over and this copy goes; the search index (names and
+        # texts, not the graph) is the server's to adopt (`search_index`).
+        if self._models is not None:
+            self._handed = self._models.search
+        self._models = None
         return bytes(self.pending)
+
+    @property
+    def has_search_index(self) -> bool:
+        """Whether a search index was built here (so far: the restore may still run)."""
+        return self._models is not None
+
+    def search_index(self) -> tuple[int, SearchProjection | None]:
+        """After `finish`: the search index built here (once; None: none was), and the log
+        position of the graph it indexes, for the server's writer to adopt instead of
+        building its own (it does when its graph is at that position)."""
+        index, self._handed = self._handed, None
+        return self.position, index
 
     def report(self) -> None:
         """Log what was answered here (the canonical call line of each, as the server's own
@@ -200,6 +234,8 @@ class EarlyReads:
             tools_listed=self.listed,
             position=self.position,
             handed_over=len(self.pending),
+            search_warmed=not self._warming,
+            warm_steps=self.warm_steps,
             problem=self.problem,
         )
 
@@ -210,6 +246,8 @@ class EarlyReads:
             self._serve()
         except Exception as problem:  # the edge: the server answers whatever is left
             self.problem = f"{type(problem).__name__}: {problem}"
+        finally:
+            self._indexed.set()  # no more steps from here: nobody waits for them
 
     def _restore_models(self) -> None:
         try:
@@ -217,7 +255,11 @@ class EarlyReads:
         except Exception as problem:  # the edge: the server answers the reads
             self.problem = f"{type(problem).__name__}: {problem}"
         finally:
+            if not self._warming:  # nothing restored, or an index with nothing left to do
+                self._indexed.set()
             self._restored.set()
+            with contextlib.suppress(OSError):
+                os.write(self._wake_write, b"x")
 
     def _models_restored(self) -> _Models | None:
         """The restored models, once restoring is over (None: it gave up, or the server is
@@ -231,12 +273,20 @@ class EarlyReads:
         """Wait (at most `timeout`) until the graph is restored, or restoring gave up."""
         return self._restored.wait(timeout)
 
+    def wait_indexed(self, timeout: float) -> bool:
+        """Wait (at most `timeout`) until the graph is restored and its search index built
+        (filter included), or either gave up, or this thread stopped answering."""
+        deadline = time.monotonic() + timeout
+        return self._restored.wait(timeout) and self._indexed.wait(
+            max(0.0, deadline - time.monotonic())
+        )
+
     def _restore(self) -> _Models | None:
         # Imported here, on this thread, and only what a restore needs (not the actors, which
         # bring structlog and rich): the main thread meanwhile loads the server.
-        from actors.frozen_search import FrozenSearch  # noqa: PLC0415
         from eventstore.lmdb_log import LmdbEventLog  # noqa: PLC0415
         from projections.graph import GraphProjection  # noqa: PLC0415
+        from projections.search import SearchProjection  # noqa: PLC0415
 
         settings = self.settings
         # Opened as the server opens it: a process shares one environment per data dir, and
@@ -277,7 +327,13 @@ class EarlyReads:
                 self.problem = f"the log does not continue from {graph.position} to {end}"
                 return None
             self.position = end
-            return _Models(graph, FrozenSearch(graph))  # the search built now, before a question
+            # The index's segments now, before a question (one pass over the listing, as
+            # cheap as a plain scan's text); until its trigram filter is built, a step at a
+            # time between requests (`_warm_step`), a search scans the segments the filter
+            # lacks.
+            search = SearchProjection.of_graph(graph)
+            self._warming = not search.warmed
+            return _Models(graph, search)
         finally:
             event_log.close()
 
@@ -285,12 +341,21 @@ class EarlyReads:
         selector = selectors.DefaultSelector()
         selector.register(0, selectors.EVENT_READ)
         selector.register(self._stop_read, selectors.EVENT_READ)
+        selector.register(self._wake_read, selectors.EVENT_READ)
         try:
             self._answer_pending()
             while not self._stopping.is_set() and not self._holding:
-                ready = {key.fd for key, _ in selector.select()}
+                if self._warm_due():
+                    # A step between two reads, whether or not the next is already here: a
+                    # client asking without pause still finds the index built soon.
+                    self._warm_step()
+                ready = {key.fd for key, _ in selector.select(0 if self._warm_due() else None)}
                 if self._stop_read in ready or self._stopping.is_set():
                     return
+                if self._wake_read in ready:
+                    os.read(self._wake_read, _READ)  # the restore is over: steps are due
+                if 0 not in ready:
+                    continue
                 chunk = os.read(0, _READ)
                 if not chunk:  # the client closed stdin: the server answers the rest
                     return
@@ -298,6 +363,18 @@ class EarlyReads:
                 self._answer_pending()
         finally:
             selector.close()
+
+    def _warm_due(self) -> bool:
+        """Whether the search index has steps left (from the restore on: a host's first call
+        often comes some time after it, and then waits a step at most)."""
+        return self._warming and self._restored.is_set() and self._models is not None
+
+    def _warm_step(self) -> None:
+        models = self._models
+        self._warming = models is not None and models.search.warm(models.graph)
+        self.warm_steps += 1
+        if not self._warming:
+            self._indexed.set()
 
     def _answer_pending(self) -> None:
         """Answer the complete lines of `pending` not yet looked at that this path can

@@ -183,6 +183,36 @@ class SearchProjection:
         self._hollow_min = hollow_min
         self.reset()
 
+    @classmethod
+    def of_graph(
+        cls, graph: EntitySource, *, segment_size: int = SEGMENT_SIZE, buckets: int = BUCKETS
+    ) -> SearchProjection:
+        """The index of a whole graph in one pass over its listing (the early reads' start,
+        as cheap as a plain scan's text): segments packed, ready to scan; the filter left to
+        `warm`, which the caller is to call, the searches meanwhile scanning what it lacks."""
+        index = cls(segment_size=segment_size, buckets=buckets)
+        names: list[str] = []
+        texts: list[str] = []
+        for entity in graph.entities():
+            names.append(entity.name)
+            texts.append(entity_text(entity))
+            if len(names) == index._segment_size:
+                index._place(names, texts)
+                names, texts = [], []
+        if names:
+            index._place(names, texts)
+        keys = (graph.creation_key(segment.names[-1]) for segment in index._segments)
+        index._last_key = max((key for key in keys if key is not None), default=None)
+        index._warming = bool(index._unfiltered)
+        return index
+
+    def _place(self, names: list[str], texts: list[str]) -> None:
+        segment = _Segment(len(self._segments), names, texts)
+        segment.pack()
+        self._segments.append(segment)
+        self._where.update(zip(names, itertools.repeat(segment)))
+        self._unfiltered.add(segment.slot)
+
     def note(self, envelopes: Iterable[Envelope]) -> None:
         """Remember which entities the applied envelopes touched (cheap; re-read later)."""
         dirty, created = self._dirty, self._created
@@ -208,6 +238,7 @@ class SearchProjection:
         # Names with a noted creation: its newest stamp (None: unknown, place it afresh).
         self._created: dict[str, Stamp | None] = {}
         self._building: _Build | None = None
+        self._warming = False  # the last `warm` had work left: searches leave it to the next
         self._clear()
 
     @property
@@ -220,8 +251,12 @@ class SearchProjection:
         would do first; True while some is left. The writer calls it while idle, a step per
         message, so that the first search after a start (a whole index to build: seconds on a
         large graph) finds the work done, and requests wait at most one step. A search
-        finishes what is left."""
-        budget = budget or WARM_BUDGET
+        finishes the segments' build (a step of the filter too, unless a warm-up is under
+        way) and scans the segments the filter has not reached yet."""
+        self._warming = self._warm_step(graph, budget or WARM_BUDGET)
+        return self._warming
+
+    def _warm_step(self, graph: EntitySource, budget: int) -> bool:
         if self._building is None and (self._dirty or self._created):
             if not self._starts_over(graph):
                 self._refresh(graph)  # a few edits: all at once
@@ -245,7 +280,11 @@ class SearchProjection:
     def search(self, graph: EntitySource, query: str) -> list[str]:
         """Names of alive entities whose name, type or an observation contains `query`."""
         self._refresh(graph)
-        self._sync_filter()
+        if not self._warming:
+            # A step of the filter at most (all of it after a few writes). While `warm` is
+            # being called, none: the filter is its work, and the segments it has not reached
+            # are scanned meanwhile, so a search during a warm-up never waits for the filter.
+            self._sync_filter(max(1, WARM_BUDGET // self._segment_size))
         needle = query.lower()
         found: list[str] = []
         for segment in self._candidates(needle):
@@ -253,6 +292,18 @@ class SearchProjection:
         if self._maybe_unordered and len(found) > 1:
             found.sort(key=graph.creation_key)  # type: ignore[arg-type]
         return found
+
+    def share_names(self, names: Iterable[str]) -> None:
+        """Hold the entity names as these equal strings (the graph's own): an index built
+        from another copy of the graph (the early reads') then keeps no second copy of them."""
+        if self._building is not None:
+            return  # its listing holds the other copy's entities: not worth a special case
+        own = {name: name for name in names}
+        where: dict[str, _Segment] = {}
+        for segment in self._segments:
+            segment.names = [own.get(name, name) for name in segment.names]
+            where.update(dict.fromkeys(segment.names, segment))
+        self._where = where
 
     def filter_bytes(self) -> int:
         """The trigram filter's memory, for benchmarks."""
@@ -268,7 +319,9 @@ class SearchProjection:
         for bucket in buckets:
             hits &= bits[bucket]
             if not hits:
-                return []
+                break
+        for slot in self._unfiltered:  # the filter may lack their trigrams: scanned
+            hits |= 1 << slot
         return [segments[slot] for slot in ones(hits)]
 
     # --- following the graph --------------------------------------------------------------

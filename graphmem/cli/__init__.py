@@ -13,7 +13,8 @@ from typing import Any
 
 __all__ = ["CliError", "build_parser", "main", "run_command"]
 
-# How long a stdio serve lets the early reads restore the graph before loading the server.
+# How long a stdio serve lets the early reads restore the graph and build its search index
+# before loading the server.
 RESTORE_FIRST_WAIT = 5.0
 
 
@@ -26,9 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         handshake = answer_early(sys.argv[1:])
         if handshake is not None and handshake.early is not None:
-            # The restore first: on a busy machine, importing the server meanwhile would
-            # halve its share of the interpreter and delay the first answer.
-            handshake.early.wait_restored(RESTORE_FIRST_WAIT)
+            # The restore and the search index first: on a busy machine, importing the
+            # server meanwhile would halve their share of the interpreter and delay the
+            # first answers (the index is the server's too: its writer adopts it).
+            handshake.early.wait_indexed(RESTORE_FIRST_WAIT)
     from graphmem.cli.entry import main as run  # noqa: PLC0415 (after the early answer)
 
     return run(argv, handshake)

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from graphmem.backup_schedule import BackupScheduler
 from graphmem.cli.command import CliError, Subparsers
 from graphmem.config import DEFAULT_TOOLS, TOOL_FAMILIES, Settings, SettingsError, parse_tools
+
+if TYPE_CHECKING:
+    from graphmem.early_handshake import Handshake
 
 __all__ = ["add_parsers", "host_port", "serve"]
 
@@ -78,6 +82,7 @@ def add_parsers(subparsers: Subparsers) -> None:
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     """Serve until the client goes away (stdio) or a signal stops the service (HTTP).
     `args` may come from a bare `graphmem`, which serves on stdio with the defaults."""
+    from actors.search_handover import SearchHandover  # noqa: PLC0415 (as the app)
     from graphmem.app import running  # noqa: PLC0415 (see host_port)
     from graphmem.transports import serve_stdio  # noqa: PLC0415
 
@@ -98,13 +103,24 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             raise CliError(missing, code=2)
     http: tuple[str, int] | None = getattr(args, "http", None)
     if http is None:
+        handshake: Handshake | None = getattr(args, "handshake", None)
+        # The early reads built a search index: the writer adopts it rather than warm its own.
+        early = handshake.early if handshake is not None else None
+        handover = SearchHandover(awaited=early is not None and early.has_search_index)
         with (
             running(
-                settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True
+                settings,
+                serve_stale=True,
+                schedule_decay=True,
+                embed=True,
+                replicate=True,
+                search_handover=handover,
             ) as app,
             _scheduled_backups(settings),
         ):
-            serve_stdio(app, getattr(args, "handshake", None))
+            if handshake is not None and handover.awaited:
+                handshake.hand_search_to = app.graph.adopt_search
+            serve_stdio(app, handshake)
         return 0
     return _serve_http(settings, http)
 
