@@ -298,7 +298,7 @@ class GraphReads:
                 sorted(self._state.relations.items(), key=lambda kv: kv[1].created)
             )
             self._state.relations_unsorted = False
-        for relation in tuple(self._state.relations.values()):
+        for relation in self._state.relation_records():
             if relation.visible:
                 yield self._relation_view(relation)
 
