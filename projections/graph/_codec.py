@@ -622,8 +622,8 @@ def _restore_relations(
         or max(relation_types) >= len(state.strings)
     ):
         raise SnapshotError("a relation's endpoint or type is not in the snapshot")
-    table.names = state.names
-    table.strings = state.strings
+    table.names = tuple(state.names)
+    table.strings = tuple(state.strings)
     table.from_entities = from_entities
     table.to_entities = to_entities
     table.relation_types = relation_types

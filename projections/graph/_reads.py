@@ -252,7 +252,10 @@ class GraphReads:
             if entity is not None:
                 found.setdefault(name, entity)
         items = (
-            sorted(found.items(), key=lambda kv: kv[1].created) if listing_order else found.items()
+            # One alone needs no order (nor its creation stamp made, for a restored record).
+            sorted(found.items(), key=lambda kv: kv[1].created)
+            if listing_order and len(found) > 1
+            else found.items()
         )
         return [
             EntityView(name, entity.entity_type, self._contents(entity)) for name, entity in items

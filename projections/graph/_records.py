@@ -109,8 +109,10 @@ class RestoredColumns:
         # A relation's key, made when first read (see RestoredRelationRecord): its endpoints
         # index `names` (the entities dict's own strings), its type `strings`. Set by the
         # restore once the relations are read.
-        self.names: list[str] = []
-        self.strings: list[str] = []
+        # Tuples: untracked by the collector once seen, where a list of a million names was
+        # walked by every full collection (and first reads make objects that set them off).
+        self.names: tuple[str, ...] = ()
+        self.strings: tuple[str, ...] = ()
         self.from_entities = self.to_entities = self.relation_types = array("I")
         # A transaction's events share one clock reading, so an import's stamps hold ~100
         # distinct ones: `hlc` indexes them (which equal stamps made later share, as the
@@ -136,7 +138,18 @@ class RestoredColumns:
 
     def at(self, index: int) -> FoldStamp:
         """The stamp at `index` of the table, made now."""
-        return ZERO if index == 0 else FoldStamp(*self.columns(index))
+        return ZERO if index == 0 else self.stamp(index - 1)
+
+    def stamp(self, k: int) -> FoldStamp:
+        """Row `k` of the columns (the table's index `k + 1`) as a stamp, made now. A first
+        read of a restored record's stamp: one call, the columns read inline (random reads
+        of a large graph are nearly all first reads)."""
+        clocks = self.clocks
+        return FoldStamp(
+            self.hlc[k] if clocks is None else clocks[self.hlc[k]],
+            self.origins[self.origin[k]],
+            self.seq[k],
+        )
 
     def relation_key(self, row: int) -> RelationKey:
         """Relation `row`'s key, made now."""
@@ -167,7 +180,7 @@ class RestoredEntityRecord(EntityRecord, gc=False, array_like=True):
     def created(self) -> FoldStamp:
         stamp: FoldStamp = _ENTITY_CREATED.__get__(self)
         if stamp is LAZY:
-            stamp = self.stamps.at(1 + self.row)
+            stamp = self.stamps.stamp(self.row)
             _ENTITY_CREATED.__set__(self, stamp)
         return stamp
 
@@ -193,7 +206,8 @@ class RestoredEntityRecord(EntityRecord, gc=False, array_like=True):
     def watermark(self) -> FoldStamp:
         stamp: FoldStamp = _ENTITY_WATERMARK.__get__(self)
         if stamp is LAZY:
-            stamp = self.stamps.at(1 + self.stamps.entities + self.row)
+            stamps = self.stamps
+            stamp = stamps.stamp(stamps.entities + self.row)
             _ENTITY_WATERMARK.__set__(self, stamp)
         return stamp
 
@@ -274,7 +288,14 @@ class RestoredRelationRecord(RelationRecord, gc=False, eq=False, array_like=True
     def key(self) -> RelationKey:
         key: RelationKey = _RELATION_KEY.__get__(self)
         if key is LAZY_KEY:
-            key = self.stamps.relation_key(self.row)
+            # relation_key inline: the first read of a key is most of a first open_nodes.
+            stamps, row = self.stamps, self.row
+            names = stamps.names
+            key = (
+                names[stamps.from_entities[row]],
+                names[stamps.to_entities[row]],
+                stamps.strings[stamps.relation_types[row]],
+            )
             _RELATION_KEY.__set__(self, key)
         return key
 
@@ -287,7 +308,7 @@ class RestoredRelationRecord(RelationRecord, gc=False, eq=False, array_like=True
         stamp: FoldStamp = _RELATION_CREATED.__get__(self)
         if stamp is LAZY:
             stamps = self.stamps
-            stamp = stamps.at(1 + 2 * stamps.entities + self.row)
+            stamp = stamps.stamp(2 * stamps.entities + self.row)
             _RELATION_CREATED.__set__(self, stamp)
         return stamp
 
