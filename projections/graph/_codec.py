@@ -16,6 +16,7 @@ from msgspec.structs import astuple
 from eventstore.events import DecayApplied, RelationCreated
 from projections.graph._records import (
     LAZY,
+    LAZY_EDGES,
     LAZY_KEY,
     OCCURRENCES_DECODER,
     OCCURRENCES_V3_DECODER,
@@ -26,7 +27,6 @@ from projections.graph._records import (
     FoldStamp,
     GraphState,
     Occurrences,
-    PackedEdges,
     RelationKey,
     RelationRecord,
     RestoredColumns,
@@ -300,7 +300,9 @@ def _entity_columns(
     ref = table.ref
     new = strings.setdefault
     index = dict(zip(relations, range(len(relations)), strict=True))
-    with_edges = [edges for edges in map(_EDGES, records) if edges]
+    # Two passes rather than a list of every record's edges: a restored record makes them
+    # per read (RestoredEntityRecord.edges), and a list would hold them all at once.
+    with_edges = filter(None, map(_EDGES, records))
     return {
         "types": _packed_ints("I", [new(t, len(strings)) for t in map(_TYPE, records)]),
         "type_stamps": [
@@ -324,7 +326,7 @@ def _entity_columns(
             for i, attrs in enumerate(map(_ATTRS, records))
             if attrs
         ],
-        "edge_counts": _packed_ints("I", [len(e.edges) if e.edges else 0 for e in records]),
+        "edge_counts": _packed_ints("I", [len(e) if e else 0 for e in map(_EDGES, records)]),
         "edges": _packed_ints("I", map(index.__getitem__, chain.from_iterable(with_edges))),
     }
 
@@ -561,7 +563,10 @@ def _restore_entities(
     for i, raw in zip(_ints("I", state.packed_at), state.packed, strict=True):
         packed[i] = raw
     starts = array("q", accumulate(counts, initial=0))
-    shared = RestoredEdges(relations, indexes, starts)
+    if starts[-1] <= 0xFFFFFFFF:
+        starts = array("I", starts)  # 4 bytes an entity where they fit, not 8
+    # Each record's `edges` made from these when read (RestoredEntityRecord.edges).
+    table.edges = RestoredEdges(relations, indexes, starts)
     records: list[EntityRecord] = list(
         map(
             RestoredEntityRecord,
@@ -575,7 +580,7 @@ def _restore_entities(
             repeat(False),  # occ_unsorted
             repeat(None),  # content_deleted
             packed,
-            map(PackedEdges, repeat(shared), rows),
+            repeat(LAZY_EDGES),  # edges: row i of the table's, read when read
             repeat(None),  # attrs, but where listed
             names,
             rows,

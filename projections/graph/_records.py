@@ -91,6 +91,7 @@ class RestoredColumns:
 
     __slots__ = (
         "clocks",
+        "edges",
         "entities",
         "from_entities",
         "hlc",
@@ -114,6 +115,8 @@ class RestoredColumns:
         self.names: tuple[str, ...] = ()
         self.strings: tuple[str, ...] = ()
         self.from_entities = self.to_entities = self.relation_types = array("I")
+        # Each entity's incident relations (see RestoredEntityRecord.edges): set by the restore.
+        self.edges: RestoredEdges | None = None
         # A transaction's events share one clock reading, so an import's stamps hold ~100
         # distinct ones: `hlc` indexes them (which equal stamps made later share, as the
         # fold shares a transaction's), unless they are too many for that to be smaller.
@@ -164,6 +167,7 @@ class RestoredColumns:
 NO_STAMPS = RestoredColumns(array("q"), array("I"), array("q"), [], 0)
 
 _ENTITY_CREATED = EntityRecord.__dict__["created"]  # the slots themselves, under the properties
+_ENTITY_EDGES = EntityRecord.__dict__["edges"]
 _ENTITY_TYPE_STAMP = EntityRecord.__dict__["type_stamp"]
 _ENTITY_WATERMARK = EntityRecord.__dict__["watermark"]
 
@@ -171,10 +175,31 @@ _ENTITY_WATERMARK = EntityRecord.__dict__["watermark"]
 class RestoredEntityRecord(EntityRecord, gc=False, array_like=True):
     """An EntityRecord a restore made: `created`, `watermark` and `type_stamp` stay LAZY in
     their slots (row `row` of `stamps`) until first read, then are held as the fold's are.
-    `type_stamp` LAZY means `created`'s, as a restore lists it only where it differs."""
+    `type_stamp` LAZY means `created`'s, as a restore lists it only where it differs. `edges`
+    holds LAZY_EDGES until a relation is added: each read makes the row's PackedEdges (or
+    None, for none) and drops it, as a `PackedEdges` an entity, held, was 40 bytes of every
+    restored entity, and reading an entity's relations does not call for keeping one."""
 
     row: int = 0
     stamps: RestoredColumns = NO_STAMPS
+
+    @property  # type: ignore[misc]
+    def edges(self) -> tuple[RelationRecord, ...] | dict[RelationRecord, None] | PackedEdges | None:
+        edges: tuple[RelationRecord, ...] | dict[RelationRecord, None] | PackedEdges | None
+        edges = _ENTITY_EDGES.__get__(self)
+        if edges is LAZY_EDGES:
+            restored = self.stamps.edges
+            assert restored is not None, "a restore sets its columns' edges"
+            row = self.row
+            starts = restored.starts
+            return PackedEdges(restored, row) if starts[row + 1] != starts[row] else None
+        return edges
+
+    @edges.setter
+    def edges(
+        self, edges: tuple[RelationRecord, ...] | dict[RelationRecord, None] | PackedEdges | None
+    ) -> None:
+        _ENTITY_EDGES.__set__(self, edges)
 
     @property  # type: ignore[misc]
     def created(self) -> FoldStamp:
@@ -359,6 +384,10 @@ class PackedEdges(msgspec.Struct, gc=False):
         return starts[row + 1] - starts[row] + (len(self.edges) if self.edges else 0)
 
 
+# What a restored record's `edges` holds until a relation is added (compared by identity).
+LAZY_EDGES = PackedEdges(RestoredEdges((), array("I"), array("I", [0, 0])), 0)
+
+
 def add_edge(holder: EntityRecord | PackedEdges, relation: RelationRecord) -> None:
     edges = holder.edges
     if edges is None:
@@ -372,6 +401,8 @@ def add_edge(holder: EntityRecord | PackedEdges, relation: RelationRecord) -> No
         edges[relation] = None
     else:  # restored ones: the new one joins those added since
         add_edge(edges, relation)
+        # Kept from now on: a restored record's read made it (RestoredEntityRecord.edges).
+        holder.edges = edges
 
 
 # --- packed occurrences and relation bases, as restores and snapshots hold them ------------
