@@ -245,7 +245,8 @@ class SearchProjection:
 
     def _clear(self) -> None:
         self._segments: list[_Segment] = []
-        self._where: dict[str, _Segment] = {}
+        # name -> its segment, for edits: None until the first edit needs it (see _located).
+        self._where: dict[str, _Segment] | None = None
         self._last_key: Stamp | None = None
         self._maybe_unordered = False
         self._bits: list[int] = [0] * self._buckets  # bucket -> bitset of segment slots
@@ -289,7 +290,20 @@ class SearchProjection:
         """True if the noted names call for a whole build: nothing is indexed yet (a start, a
         restore, a rebuild) and they are at least half the graph."""
         noted = len(self._dirty) + len(self._created)
-        return not self._where and 2 * noted >= graph.entity_count()
+        # Unkeyed (`_where` None), the segments are a build's, none emptied: any is an entity.
+        indexed = bool(self._segments) if self._where is None else bool(self._where)
+        return not indexed and 2 * noted >= graph.entity_count()
+
+    def _located(self) -> dict[str, _Segment]:
+        """name -> segment, made from the segments on the first edit since a build: a served
+        graph that is only read never needs it (a dict slot an entity: ~30 MiB at a million,
+        a seventh of the index)."""
+        where = self._where
+        if where is None:
+            where = self._where = {}
+            for segment in self._segments:
+                where.update(dict.fromkeys(segment.names, segment))
+        return where
 
     def _take_noted(self) -> tuple[set[str], dict[str, Stamp | None]]:
         names, created = self._dirty, self._created
@@ -308,9 +322,10 @@ class SearchProjection:
             return
         names, created = self._take_noted()
         added: list[tuple[Stamp, str]] = []
+        where = self._located()
         for name in names:
             key = graph.creation_key(name)
-            segment = self._where.get(name)
+            segment = where.get(name)
             if key is None:
                 if segment is not None:
                     self._remove(name)
@@ -336,7 +351,7 @@ class SearchProjection:
         holds then depends on the graph alone, not on how many entities came and went (a
         build reads each alive entity once; it comes after at least `hollow_min` segments'
         worth of removals, so its cost is spread over those)."""
-        self.note_names(self._where)
+        self.note_names(self._located())
         self._begin_build(graph)
         self._build_some(sys.maxsize)
 
@@ -383,7 +398,8 @@ class SearchProjection:
     def _add_segment(self, build: _Build) -> None:
         segment = _Segment.built(len(self._segments), build.names, build.texts)
         self._segments.append(segment)
-        self._where.update(dict.fromkeys(segment.names, segment))
+        if self._where is not None:  # a build's segments are keyed by the first edit
+            self._where.update(dict.fromkeys(segment.names, segment))
         self._unfiltered.add(segment.slot)
         build.names, build.texts = [], []
         self._note_last_key(build, segment.names[-1])
@@ -423,7 +439,7 @@ class SearchProjection:
         self._unfiltered.add(segment.slot)
 
     def _remove(self, name: str) -> None:
-        segment = self._where.pop(name)
+        segment = self._located().pop(name)
         texts = segment.edit()
         index = segment.names.index(name)
         del segment.names[index]
@@ -445,7 +461,7 @@ class SearchProjection:
         segment.edit().append(text)
         segment.fresh.append(text)
         self._unfiltered.add(segment.slot)
-        self._where[name] = segment
+        self._located()[name] = segment
 
     # --- the trigram filter ---------------------------------------------------------------
 
