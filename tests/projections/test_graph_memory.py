@@ -433,6 +433,10 @@ def test_opening_one_restored_entity_makes_no_creation_stamp_to_order_it() -> No
     assert _unmade(_held(copy.state.entities["e6"], "created"))
     two = copy.entities_named(["e8", "e2"], listing_order=True)
     assert [v.name for v in two] == ["e2", "e8"]
+    # Nor one relation: e0's only one keeps its creation stamp unmade.
+    assert copy.relation_keys_of_any(["e0"]) == [("e0", "e1", "knows")]
+    assert _unmade(_held(copy.state.relations["e0", "e1", "knows"], "created"))
+    assert copy.relation_keys_of_any(["e5"]) == graph.relation_keys_of_any(["e5"])
 
 
 def test_a_restored_graph_s_names_for_its_keys_are_not_walked_by_the_collector() -> None:
