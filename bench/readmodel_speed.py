@@ -9,6 +9,11 @@ bench.server_memory --data-dir), each round runs a fresh interpreter per tree (t
 
 - `restore_s`: the graph restored from its checkpoint (GraphProjection.from_snapshot), best of 3;
 - `encode_s`: that graph's snapshot taken (to_snapshot, what a checkpoint writes), best of 3;
+- `open_nodes_first_ms`: 1,000 random entities opened once each (graphmem.tools.memory_reads,
+  what the tool answers) on that restored graph, wall time a call: nearly all first reads of
+  a record, which a restore may leave to be made; `open_nodes_again_ms` the same names again;
+  `read_graph_page_ms`: 20 `read_graph` pages of 100 at random offsets (the first builds the
+  name index), a call;
 - through the real server in-process (bench.inprocess, the tool handler without a transport),
   wall time, best of the calls: `search_selective_ms` (a token one entity holds, 20 calls),
   `search_broad_ms` (a word every entity holds, 3 calls), `open_nodes_ms` (10 names, 20 calls).
@@ -21,8 +26,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
+import random
 import subprocess
 import sys
 import time
@@ -33,6 +40,7 @@ from bench.dataset import COMMON_WORD, entity_name, unique_token
 from bench.inprocess import served
 from bench.machine import load_average
 from eventstore.lmdb_log import LmdbEventLog
+from graphmem.tools.memory_reads import graph_page, opened
 from projections.graph import GraphProjection
 
 
@@ -76,7 +84,38 @@ def _snapshot_figures(data_dir: Path) -> dict[str, Any]:
         log.close()
     restore_s = _cpu_best(lambda: GraphProjection.from_snapshot(payload))
     graph = GraphProjection.from_snapshot(payload)
-    return {"restore_s": restore_s, "encode_s": _cpu_best(graph.to_snapshot)}
+    figures = {"restore_s": restore_s, **_first_reads(graph)}
+    figures["encode_s"] = _cpu_best(graph.to_snapshot)
+    return figures
+
+
+def _first_reads(graph: GraphProjection) -> dict[str, float]:
+    n = graph.entity_count()
+    rng = random.Random(21)
+    # The restore's first collection (which walks its large containers once, with or without
+    # a lazy layout) done before timing, as a running server has long done it: else it lands
+    # in whichever timed read first leaves survivors (a lazy first read keeps a key).
+    gc.collect()
+    names = [entity_name(rng.randrange(n)) for _ in range(1000)]
+
+    def per_call(calls: int, action: Any) -> float:
+        started = time.perf_counter()
+        action()
+        return round((time.perf_counter() - started) / calls * 1e3, 4)
+
+    def open_each() -> None:
+        for name in names:
+            opened(graph, [name])
+
+    def pages() -> None:
+        for _ in range(20):
+            graph_page(graph, rng.randrange(max(1, n - 100)), 100)
+
+    return {
+        "open_nodes_first_ms": per_call(len(names), open_each),
+        "open_nodes_again_ms": per_call(len(names), open_each),
+        "read_graph_page_ms": per_call(20, pages),
+    }
 
 
 def _child(data_dir: Path, n: int) -> dict[str, Any]:

@@ -23,8 +23,9 @@ def text_buckets(texts: list[str], buckets: int) -> set[int]:
     """The buckets of every byte trigram inside a word of `texts`, and of some at a word's
     edges (which no query asks for). Each distinct word once, read four bytes at a time by
     `array` at the four offsets: no Python-level loop over characters. Words are split at
-    ASCII whitespace and NUL only; a query's words (see query_buckets) at least there."""
-    words = set(_utf8(" ".join(texts)).replace(b"\x00", b" ").split())
+    ASCII whitespace, NUL and U+0001 only; a query's words (see query_buckets) at least there."""
+    # U+0001 too: a packed segment's texts come as one string (see projections.search).
+    words = set(_utf8(" ".join(texts)).replace(b"\x00", b" ").replace(b"\x01", b" ").split())
     # Two spaces between words: a trigram spanning them depends on one letter, not two, so
     # there are fewer of these useless ones.
     data = b"  " + b"  ".join(words) + b"  "

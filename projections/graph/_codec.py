@@ -5,9 +5,9 @@ from __future__ import annotations
 import gc
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from itertools import accumulate, chain, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter, is_, itemgetter
 from typing import Any
 
 import msgspec
@@ -15,6 +15,9 @@ from msgspec.structs import astuple
 
 from eventstore.events import DecayApplied, RelationCreated
 from projections.graph._records import (
+    LAZY,
+    LAZY_EDGES,
+    LAZY_KEY,
     OCCURRENCES_DECODER,
     OCCURRENCES_V3_DECODER,
     PLAIN,
@@ -24,10 +27,14 @@ from projections.graph._records import (
     FoldStamp,
     GraphState,
     Occurrences,
-    PackedEdges,
     RelationKey,
     RelationRecord,
+    RestoredColumns,
+    RestoredEdges,
+    RestoredEntityRecord,
+    RestoredRelationRecord,
 )
+from projections.heap import return_freed_heap
 
 __all__ = ["SnapshotError", "decode_snapshot", "encode_snapshot"]
 
@@ -126,6 +133,28 @@ _TYPE = attrgetter("entity_type")
 _EDGES = attrgetter("edges")
 _ATTRS = attrgetter("attrs")
 _BASE = attrgetter("base")
+_CREATED_SLOT = EntityRecord.__dict__["created"]
+_TYPE_STAMP_SLOT = EntityRecord.__dict__["type_stamp"]
+_WATERMARK_SLOT = EntityRecord.__dict__["watermark"]
+_RELATION_CREATED_SLOT = RelationRecord.__dict__["created"]
+_KEY_SLOT = RelationRecord.__dict__["key"]
+
+
+# Where each part of a restore's stamp table begins (see RestoredColumns).
+def _created_from(columns: RestoredColumns) -> int:
+    return 1
+
+
+def _watermarks_from(columns: RestoredColumns) -> int:
+    return 1 + columns.entities
+
+
+def _relations_created_from(columns: RestoredColumns) -> int:
+    return 1 + 2 * columns.entities
+
+
+_ROW = attrgetter("row")
+_COLUMNS = attrgetter("stamps")
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _THIRD = itemgetter(2)
@@ -168,6 +197,53 @@ class _StampTable:
         self.origin.extend(map(self.origin_index.__getitem__, map(_ORIGIN, stamps)))
         self.seq.extend(map(_SEQ, stamps))
 
+    def extend_held(
+        self, records: list[Any], slot: Any, first: Callable[[RestoredColumns], int]
+    ) -> None:
+        """The stamp each of `records` holds in `slot` (a field's own descriptor, under the
+        restored records' properties), those still LAZY read from their restore's columns at
+        `first(columns) + row` rather than made: read through the record, each would be made
+        and kept, and a checkpoint would undo what a restore saves."""
+        stamps: list[FoldStamp] = list(map(slot.__get__, records))
+        if LAZY not in stamps:
+            self.extend(stamps)
+            return
+        # Runs of held and of LAZY stamps, found in C: a restored graph is mostly one run of
+        # LAZY ones in row order, copied from the columns as slices.
+        lazy = bytes(map(LAZY.__eq__, stamps))
+        at, end = 0, len(stamps)
+        while at < end:
+            stop = lazy.find(b"\x00" if lazy[at] else b"\x01", at)
+            stop = end if stop < 0 else stop
+            if lazy[at]:
+                self._extend_lazy(records[at:stop], first)
+            else:
+                self.extend(stamps[at:stop])
+            at = stop
+
+    def _extend_lazy(self, records: list[Any], first: Callable[[RestoredColumns], int]) -> None:
+        columns: RestoredColumns = records[0].stamps
+        rows = list(map(_ROW, records))
+        start = rows[0]
+        if rows == list(range(start, start + len(rows))) and all(
+            map(is_, repeat(columns), map(_COLUMNS, records))
+        ):
+            k = first(columns) + start - 1
+            hlc = columns.hlc[k : k + len(rows)]
+            clocks = columns.clocks
+            # (an array extends only with one of its own type: hence the iterators)
+            self.hlc.extend(iter(hlc) if clocks is None else map(clocks.__getitem__, hlc))
+            origins = map(columns.origins.__getitem__, columns.origin[k : k + len(rows)])
+            self.origin.extend(map(self.origin_index.__getitem__, origins))
+            self.seq.extend(iter(columns.seq[k : k + len(rows)]))
+            return
+        for record in records:
+            columns = record.stamps
+            clock, name, number = columns.columns(first(columns) + record.row)
+            self.hlc.append(clock)
+            self.origin.append(self.origin_index[name])
+            self.seq.append(number)
+
     def ref(self, stamp: FoldStamp) -> int:
         """The index of the zero stamp, or of `stamp` added."""
         if stamp == ZERO:
@@ -187,11 +263,11 @@ def encode_snapshot(graph: GraphState) -> bytes:
     # Every origin ever folded: a superset of those in use, the same for the same events.
     origins = sorted({"", *graph.origins})
     records = list(graph.entities.values())
-    relations = list(graph.relations.values())
+    relations = graph.relation_records()
     table = _StampTable(origins)
-    table.extend([entity.created for entity in records])
-    table.extend([entity.watermark for entity in records])
-    table.extend([relation.created for relation in relations])
+    table.extend_held(records, _CREATED_SLOT, _created_from)
+    table.extend_held(records, _WATERMARK_SLOT, _watermarks_from)
+    table.extend_held(relations, _RELATION_CREATED_SLOT, _relations_created_from)
     strings: dict[str, int] = {}
     return _ENCODER.encode(
         _Snapshot(
@@ -224,13 +300,18 @@ def _entity_columns(
     ref = table.ref
     new = strings.setdefault
     index = dict(zip(relations, range(len(relations)), strict=True))
-    with_edges = [edges for edges in map(_EDGES, records) if edges]
+    # Two passes rather than a list of every record's edges: a restored record makes them
+    # per read (RestoredEntityRecord.edges), and a list would hold them all at once.
+    with_edges = filter(None, map(_EDGES, records))
     return {
         "types": _packed_ints("I", [new(t, len(strings)) for t in map(_TYPE, records)]),
         "type_stamps": [
             (i, ref(e.type_stamp))
             for i, e in enumerate(records)
-            if e.type_stamp is not e.created and e.type_stamp != e.created
+            # LAZY: a restored record's `created`, not read since (reading it would make it).
+            if _TYPE_STAMP_SLOT.__get__(e) is not LAZY
+            and e.type_stamp is not e.created
+            and e.type_stamp != e.created
         ],
         "dead": [i for i, e in enumerate(records) if not e.alive],
         "deleted": [(i, ref(e.deleted)) for i, e in enumerate(records) if e.deleted != ZERO],
@@ -245,7 +326,7 @@ def _entity_columns(
             for i, attrs in enumerate(map(_ATTRS, records))
             if attrs
         ],
-        "edge_counts": _packed_ints("I", [len(e.edges) if e.edges else 0 for e in records]),
+        "edge_counts": _packed_ints("I", [len(e) if e else 0 for e in map(_EDGES, records)]),
         "edges": _packed_ints("I", map(index.__getitem__, chain.from_iterable(with_edges))),
     }
 
@@ -308,7 +389,7 @@ def _relation_columns(
 ) -> dict[str, Any]:
     ref = table.ref
     at = {name: i for i, name in enumerate(graph.entities)}.__getitem__
-    keys = list(graph.relations)
+    keys = _held_keys(relations)
     new = strings.setdefault
     plain_tail = PLAIN_TAIL
     return {
@@ -333,8 +414,50 @@ def _relation_columns(
     }
 
 
+def _held_keys(relations: list[RelationRecord]) -> list[RelationKey]:
+    """Every relation's key, as _held_key: for a restore's relations untouched and in row
+    order, made from its columns in one pass."""
+    held: list[RelationKey] = list(map(_KEY_SLOT.__get__, relations))
+    if not any(map(is_, repeat(LAZY_KEY), held)):
+        return held  # a fold's, or all read since the restore
+    if held[0] is LAZY_KEY:
+        columns: RestoredColumns = relations[0].stamps  # type: ignore[attr-defined]
+        if (
+            all(map(is_, repeat(LAZY_KEY), held))
+            and all(map(is_, repeat(columns), map(_COLUMNS, relations)))
+            and list(map(_ROW, relations)) == list(range(len(relations)))
+        ):
+            names = columns.names
+            return list(
+                zip(
+                    map(names.__getitem__, columns.from_entities[: len(relations)]),
+                    map(names.__getitem__, columns.to_entities[: len(relations)]),
+                    map(columns.strings.__getitem__, columns.relation_types[: len(relations)]),
+                    strict=True,
+                )
+            )
+    return list(map(_held_key, relations))
+
+
+def _held_key(relation: RelationRecord) -> RelationKey:
+    """The relation's key, made for the moment where a restore left it unmade (read through
+    the record, it would be kept: the key tuples a restore saves)."""
+    key = _KEY_SLOT.__get__(relation)
+    if key is LAZY_KEY:
+        restored: RestoredRelationRecord = relation  # type: ignore[assignment]
+        return restored.stamps.relation_key(restored.row)
+    return key  # type: ignore[no-any-return]
+
+
 def decode_snapshot(data: bytes | memoryview) -> GraphState:
     """The fold state `data` holds (see GraphProjection.from_snapshot)."""
+    state = _decoded(data)
+    # The decoded snapshot is freed by now: its pages go back rather than stay counted.
+    return_freed_heap()
+    return state
+
+
+def _decoded(data: bytes | memoryview) -> GraphState:
     # It makes a few hundred thousand tuples that live on: collections would only scan them.
     collecting = gc.isenabled()
     gc.disable()
@@ -392,39 +515,42 @@ def _restored(state: _SnapshotV3) -> GraphState:
         _ints("I", columns.origin),
         _ints("q", columns.seq),
     )
-    # A short table shows as records missing, caught where they are paired with their keys.
+    n = len(state.names)
+    # Checked now, as the stamps are read later: every record's row is in the table, and
+    # every origin index in the origin table.
     if not len(hlc) == len(origin) == len(seq):
         raise SnapshotError("the snapshot's stamp columns do not line up")
-    # One object per stamp, sharing their origin's string (often all have the same one).
-    if origin and columns.origin == columns.origin[:4] * len(origin):
-        origin_of: Iterator[str] = repeat(origins[origin[0]])
-    else:
-        origin_of = map(origins.__getitem__, origin)
-    # Equal clock readings share one int, as the fold shares a transaction's: a transaction's
-    # events have one reading, so an import's 150,000 stamps hold ~100 distinct clocks, and a
-    # 32-byte int per stamp was a tenth of a restored graph. A hash per stamp, in C.
-    clocks: dict[int, int] = {}
-    table = [ZERO, *map(FoldStamp, map(clocks.setdefault, hlc, hlc), origin_of, seq)]
-    del clocks
-    relations, by_key = _restore_relations(state, table)
+    if len(hlc) < 2 * n + len(state.from_entities) // 4:
+        raise SnapshotError("the snapshot's stamp table is shorter than its records")
+    if origin and max(origin) >= len(origins):
+        raise SnapshotError("a stamp's origin is not in the snapshot's origin table")
+    table = RestoredColumns(hlc, origin, seq, origins, n)
+    # Entity i and relation i share their row's int (each held by its record and an entity's
+    # by its PackedEdges): one int object of 32 bytes per row, not three.
+    rows = list(range(max(n, len(state.from_entities) // 4)))
+    relations = _restore_relations(state, table, rows)
     return GraphState(
         position=state.position,
-        entities=_restore_entities(state, table, relations),
-        entities_last=table[state.entities_last],
+        entities=_restore_entities(state, table, relations, rows),
+        entities_last=table.at(state.entities_last),
         entities_unsorted=state.entities_unsorted,
         alive=state.alive,
-        relations=by_key,
-        relations_last=table[state.relations_last],
+        keyed=None,  # by key when first looked up by key
+        unkeyed=relations,
+        relations_last=table.at(state.relations_last),
         relations_unsorted=state.relations_unsorted,
         visible=state.visible,
         origins=dict(zip(origins, origins, strict=True)),
         packed_origins=origins,
-        decay_runs={table[at]: run for at, run in state.decay_runs},
+        decay_runs={table.at(at): run for at, run in state.decay_runs},
     )
 
 
 def _restore_entities(
-    state: _SnapshotV3, table: list[FoldStamp], relations: tuple[RelationRecord, ...]
+    state: _SnapshotV3,
+    table: RestoredColumns,
+    relations: tuple[RelationRecord, ...],
+    rows: list[int],
 ) -> dict[str, EntityRecord]:
     names = state.names
     n = len(names)
@@ -436,42 +562,48 @@ def _restore_entities(
     packed: list[bytes | None] = [None] * n
     for i, raw in zip(_ints("I", state.packed_at), state.packed, strict=True):
         packed[i] = raw
-    starts = list(accumulate(counts, initial=0))
-    created = table[1 : n + 1]
-    records = list(
+    starts = array("q", accumulate(counts, initial=0))
+    if starts[-1] <= 0xFFFFFFFF:
+        starts = array("I", starts)  # 4 bytes an entity where they fit, not 8
+    # Each record's `edges` made from these when read (RestoredEntityRecord.edges).
+    table.edges = RestoredEdges(relations, indexes, starts)
+    records: list[EntityRecord] = list(
         map(
-            EntityRecord,
-            created,
+            RestoredEntityRecord,
+            repeat(LAZY),  # created: row i of the table's entities
             map(state.strings.__getitem__, types),
-            created,  # the type's stamp, but where listed
-            table[n + 1 : 2 * n + 1],
+            repeat(LAZY),  # the type's stamp: `created`, but where listed
+            repeat(LAZY),  # watermark: row i of the table's watermarks
             repeat(True),  # alive
             repeat(ZERO),  # deleted
             repeat(None),  # occ: every occurrence restored is packed
             repeat(False),  # occ_unsorted
             repeat(None),  # content_deleted
             packed,
-            map(PackedEdges, repeat(relations), repeat(indexes), starts, starts[1:]),
+            repeat(LAZY_EDGES),  # edges: row i of the table's, read when read
             repeat(None),  # attrs, but where listed
             names,
+            rows,
+            repeat(table),
         )
     )
-    for i, at in state.type_stamps:
-        records[i].type_stamp = table[at]
+    at = table.at
+    for i, k in state.type_stamps:
+        records[i].type_stamp = at(k)
     for i in state.dead:
         records[i].alive = False
-    for i, at in state.deleted:
+    for i, k in state.deleted:
         record = records[i]
-        deleted = table[at]
+        deleted = at(k)
         # A tombstone's watermark is its deletion, mostly (as the fold leaves it): one object
         # for both, where the table has two, keeps each deleted entity a stamp smaller.
         record.deleted = record.watermark if deleted == record.watermark else deleted
     for i in state.unsorted:
         records[i].occ_unsorted = True
     for i, deletions in state.content_deleted:
-        records[i].content_deleted = {content: table[at] for content, at in deletions.items()}
+        records[i].content_deleted = {content: at(k) for content, k in deletions.items()}
     for i, attrs in state.entity_attrs:
-        records[i].attrs = {field: (table[at], value) for field, (at, value) in attrs.items()}
+        records[i].attrs = {field: (at(k), value) for field, (k, value) in attrs.items()}
     entities = dict(zip(names, records, strict=True))
     if len(entities) != n:
         raise SnapshotError("the snapshot holds an entity twice")
@@ -479,44 +611,48 @@ def _restore_entities(
 
 
 def _restore_relations(
-    state: _SnapshotV3, table: list[FoldStamp]
-) -> tuple[tuple[RelationRecord, ...], dict[RelationKey, RelationRecord]]:
-    names = state.names
-    n = len(names)
+    state: _SnapshotV3, table: RestoredColumns, rows: list[int]
+) -> tuple[RelationRecord, ...]:
+    n = len(state.names)
     from_entities = _ints("I", state.from_entities)
     to_entities = _ints("I", state.to_entities)
     relation_types = _ints("I", state.relation_types)
     m = len(from_entities)
     if len(to_entities) != m or len(relation_types) != m:
         raise SnapshotError("the snapshot's relation columns do not line up")
-    keys = list(
-        zip(
-            map(names.__getitem__, from_entities),
-            map(names.__getitem__, to_entities),
-            map(state.strings.__getitem__, relation_types),
-            strict=True,
-        )
-    )
-    relations = list(
+    # Keys are made when first read: their indexes are checked now.
+    if m and (
+        max(from_entities) >= n
+        or max(to_entities) >= n
+        or max(relation_types) >= len(state.strings)
+    ):
+        raise SnapshotError("a relation's endpoint or type is not in the snapshot")
+    table.names = tuple(state.names)
+    table.strings = tuple(state.strings)
+    table.from_entities = from_entities
+    table.to_entities = to_entities
+    table.relation_types = relation_types
+    relations: list[RelationRecord] = list(
         map(
-            RelationRecord,
-            keys,
-            table[2 * n + 1 : 2 * n + m + 1],
+            RestoredRelationRecord,
+            repeat(LAZY_KEY, m),  # key: made from row j's columns when first read
+            repeat(LAZY),  # created: row j of the table's relations
             repeat(PLAIN),  # base, but where listed
             repeat(ZERO),  # deleted
             repeat(True),  # visible
+            repeat(None),  # updates, but where listed
+            rows,
+            repeat(table),
         )
     )
+    at = table.at
     for j in state.hidden:
         relations[j].visible = False
     for j, base in state.bases:
         relations[j].base = base
-    for j, at in state.relation_deleted:
-        relations[j].deleted = table[at]
+    for j, k in state.relation_deleted:
+        relations[j].deleted = at(k)
     for j, updates in state.updates:
-        relations[j].updates = {field: (table[at], value) for field, (at, value) in updates.items()}
-    by_key = dict(zip(keys, relations, strict=True))
-    if len(by_key) != m:
-        raise SnapshotError("the snapshot holds a relation twice")
+        relations[j].updates = {field: (at(k), value) for field, (k, value) in updates.items()}
     # The tuple is untracked by the first collection: never scanned again.
-    return tuple(relations), by_key
+    return tuple(relations)

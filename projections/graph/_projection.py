@@ -165,7 +165,8 @@ class GraphProjection(GraphReads):
         entities = state.entities
         get_entity = entities.get
         new_entity = entities.setdefault
-        new_relation = state.relations.setdefault
+        # None while a restore's relations are not keyed: keyed by the first relation folded.
+        relations = state.keyed
         observation_added = ObservationAdded
         entity_created = EntityCreated
         relation_created = RelationCreated
@@ -251,7 +252,9 @@ class GraphProjection(GraphReads):
                         key = (src.name, dst.name, intern(event.relation_type))
                         visible = src.alive and dst.alive
                         relation = RelationRecord(key, stamp, held_base(event), ZERO, visible)
-                        if new_relation(key, relation) is relation:
+                        if relations is None:
+                            relations = state.relations
+                        if relations.setdefault(key, relation) is relation:
                             state.relations_last = stamp
                             if visible:
                                 state.visible += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from operator import attrgetter
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -29,6 +30,8 @@ from projections.views import (
     RelationDetails,
     RelationView,
 )
+
+_CREATED = attrgetter("created")
 
 # RelationView's attribute fields, and the defaults a cleared one reads as.
 _VIEW_DEFAULTS: dict[str, Any] = {
@@ -252,7 +255,10 @@ class GraphReads:
             if entity is not None:
                 found.setdefault(name, entity)
         items = (
-            sorted(found.items(), key=lambda kv: kv[1].created) if listing_order else found.items()
+            # One alone needs no order (nor its creation stamp made, for a restored record).
+            sorted(found.items(), key=lambda kv: kv[1].created)
+            if listing_order and len(found) > 1
+            else found.items()
         )
         return [
             EntityView(name, entity.entity_type, self._contents(entity)) for name, entity in items
@@ -298,7 +304,7 @@ class GraphReads:
                 sorted(self._state.relations.items(), key=lambda kv: kv[1].created)
             )
             self._state.relations_unsorted = False
-        for relation in tuple(self._state.relations.values()):
+        for relation in self._state.relation_records():
             if relation.visible:
                 yield self._relation_view(relation)
 
@@ -333,9 +339,11 @@ class GraphReads:
         the adjacency a traversal walks, without building views or sorting. With `hidden`,
         also those not visible (deleted, or hidden by an endpoint's deletion or re-creation)."""
         entity = self._state.entities.get(name)
-        if entity is None or not entity.edges:
+        # Read once: a restored record makes its edges per read.
+        edges = None if entity is None else entity.edges
+        if not edges:
             return []
-        return [relation.key for relation in entity.edges if hidden or relation.visible]
+        return [relation.key for relation in edges if hidden or relation.visible]
 
     def relation_keys_of_any(self, names: Iterable[str]) -> list[RelationKey]:
         """Keys of `relations_of_any(names)`, in the same order."""
@@ -350,11 +358,14 @@ class GraphReads:
         entities = self._state.entities
         for name in names:
             entity = entities.get(name)
-            if entity is not None and entity.edges:
-                for relation in entity.edges:
+            # Read once: a restored record makes its edges per read.
+            edges = None if entity is None else entity.edges
+            if edges:
+                for relation in edges:
                     if relation.visible:
                         found[relation] = None
-        return sorted(found, key=lambda relation: relation.created)
+        # One alone needs no order (nor its creation stamp made, for a restored record).
+        return sorted(found, key=_CREATED) if len(found) > 1 else list(found)
 
     def snapshot(self) -> GraphSnapshot:
         """The visible graph as one comparable value (used to compare folds for equality)."""

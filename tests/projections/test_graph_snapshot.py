@@ -249,6 +249,9 @@ def test_an_empty_graph_round_trips() -> None:
         lambda data: _with(data, "types", _uint32s(0)),
         lambda data: _with(data, "edges", b"\x00"),
         lambda data: _with(data, "names", ["Alice"] * len(_field(data, "names"))),
+        # Stamps are read from the columns when first needed: checked at the restore.
+        lambda data: _with(data, "stamps", _stamps_short(_field(data, "stamps"))),
+        lambda data: _with(data, "stamps", _origin_replaced(_field(data, "stamps"), 99)),
     ],
     ids=[
         "truncated",
@@ -258,6 +261,8 @@ def test_an_empty_graph_round_trips() -> None:
         "columns that do not line up",
         "a column cut mid-number",
         "one name twice",
+        "a stamp table shorter than its records",
+        "a stamp from an origin not in the table",
     ],
 )
 def test_a_damaged_snapshot_is_refused(damage: object) -> None:
@@ -325,6 +330,35 @@ def _first_replaced(data: bytes, field: str, value: int) -> bytes:
     """A column of uint32s (little-endian) with its first one replaced by `value`."""
     column: bytes = _field(data, field)
     return _uint32s(value) + column[4:]
+
+
+def test_a_snapshot_whose_stamp_table_misses_a_record_s_stamp_is_refused_at_the_restore() -> None:
+    # Restored records read their stamps from the table only when first asked: a short table
+    # must be refused by the restore, not met by a read later.
+    graph = GraphProjection()
+    graph.apply_all([at(1, created("Alice")), at(2, created("Bob")), at(3, rel("Alice", "Bob"))])
+    data = graph.to_snapshot()
+    for field in ("entities_last", "relations_last"):
+        data = _with(data, field, 0)  # no stamp listed past the records' own
+    # Two entities' `created` and `watermark`, one relation's `created`, the two just unlisted.
+    stamps = _field(data, "stamps")
+    assert len(stamps[0]) == 7 * 8
+    GraphProjection.from_snapshot(_with(data, "stamps", _stamps_short(stamps, 2)))  # all there
+
+    with pytest.raises(SnapshotError, match="stamp table"):
+        GraphProjection.from_snapshot(_with(data, "stamps", _stamps_short(stamps, 3)))
+
+
+def _stamps_short(stamps: list[bytes], count: int = 1) -> list[bytes]:
+    """The stamp columns (int64, uint32, int64) without their last `count` stamps."""
+    hlc, origins, seq = stamps
+    return [hlc[: -8 * count], origins[: -4 * count], seq[: -8 * count]]
+
+
+def _origin_replaced(stamps: list[bytes], origin: int) -> list[bytes]:
+    """The stamp columns with the first stamp's origin index (uint32s) replaced."""
+    hlc, origins, seq = stamps
+    return [hlc, _uint32s(origin) + origins[4:], seq]
 
 
 def test_a_snapshot_is_restored_from_a_memoryview_too() -> None:
