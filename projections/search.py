@@ -61,6 +61,9 @@ _AS_BINARY = bytes.maketrans(b"\x00\x01", b"01")
 _NO_STAMP: Stamp = (-1, "", -1)  # older than any
 WARM_BUDGET = 2048
 """Entities a step of `SearchProjection.warm` handles: tens of ms, what a request may wait."""
+SCAN_WHILE_WARMING = 100_000
+"""Entities the filter may lack while a warm-up is under way for a search to scan them rather
+than finish the filter (a few ms of scanning on this machine's benchmark data)."""
 
 
 class _Entity(Protocol):
@@ -291,11 +294,13 @@ class SearchProjection:
     def search(self, graph: EntitySource, query: str) -> list[str]:
         """Names of alive entities whose name, type or an observation contains `query`."""
         self._refresh(graph)
-        if not self._warming:
-            # A step of the filter at most (all of it after a few writes). While `warm` is
-            # being called, none: the filter is its work, and the segments it has not reached
-            # are scanned meanwhile, so a search during a warm-up never waits for the filter.
-            self._sync_filter(max(1, WARM_BUDGET // self._segment_size))
+        if not self._warming or len(self._unfiltered) * self._segment_size > SCAN_WHILE_WARMING:
+            # The whole filter, as a search always did. While `warm` is being called and what
+            # the filter lacks is small enough to scan (the early reads' graph), none: the
+            # warm-up finishes it between requests and a search never waits for it. A larger
+            # one is finished here: scanned instead, every search of a million-entity warm-up
+            # took ~40 ms (bench.compare), and a warm-up advances a step per request only.
+            self._sync_filter()
         needle = query.lower()
         found: list[str] = []
         for segment in self._candidates(needle):

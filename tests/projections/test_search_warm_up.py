@@ -54,6 +54,23 @@ def test_a_search_during_a_warm_up_finds_every_match_and_leaves_the_filter_to_it
     assert search.search(graph, "token31") == ["n31"]
 
 
+@pytest.mark.parametrize("built", ["by warm", "of_graph"])
+def test_a_search_during_a_warm_up_finishes_a_filter_too_large_to_scan(
+    built: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm-up of a large graph advances a step per request when requests keep coming: had
+    every search scanned what the filter lacks, each would have cost a scan of most of the
+    graph (~40 ms at a million entities) until the warm-up ended."""
+    monkeypatch.setattr("projections.search.SCAN_WHILE_WARMING", 2 * SEGMENT)
+    graph = _graph()
+    if built == "of_graph":
+        search = SearchProjection.of_graph(graph, segment_size=SEGMENT, buckets=257)
+    else:
+        search = _segments_only(graph)
+    assert search.search(graph, "token07") == ["n07"]
+    assert search.warmed  # finished by the search, not left to the warm-up
+
+
 def test_without_a_warm_up_each_search_does_a_step_of_the_filter_until_it_is_whole() -> None:
     graph = _graph()
     search = SearchProjection(segment_size=SEGMENT, buckets=257)
