@@ -60,7 +60,6 @@ from eventstore.log import EventLog, LogError, RemoteAppend
 from graphmem.config import ReplicationSettings
 from graphmem.replication import batches, names
 from graphmem.replication.connect import auth_options
-from graphmem.replication.own_records import read_own_records
 from graphmem.replication.status import LinkState, redact, write_state
 from graphmem.replication.wake_flag import WakeFlag
 
@@ -589,7 +588,7 @@ class NatsLink:
         # always ends one (a transaction commits whole).
         size = PUBLISH_BATCH_V2 if self._batches else PUBLISH_BATCH
         count = min(size + 1, mine - hub[1])
-        records = read_own_records(self._log, self._node, hub[1] + 1, count)
+        records = self._log.read_origin_records(self._node, hub[1] + 1, hub[1] + count)
         if not records:  # e.g. the log's counter ahead of its index: said by its own reader
             raise LogError(f"this node's events from {hub[1] + 1} are not in the log")
         after = records[size][0] if len(records) > size else None

@@ -1,6 +1,7 @@
-"""The sender reads its own events back run by run (graphmem.replication.own_records): the same
-records, envelopes and errors as the log's own reader, whatever the positions' runs, and the
-messages built from them byte for byte what they were."""
+"""The sender reads its own events back with a bounded `read_origin_records`, which the LMDB log
+reads run by run: the same records, envelopes and errors as its index walk (an open-ended
+read), whatever the positions' runs, and the messages built from them byte for byte what they
+were."""
 
 from __future__ import annotations
 
@@ -11,14 +12,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventstore.events import Cause, EntityCreated, ObservationAdded
+from eventstore.events import Cause, EntityCreated, Envelope, ObservationAdded
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import DamagedLogError
 from eventstore.memory_log import InMemoryEventLog
 from graphmem.replication.nats_link import _messages
-from graphmem.replication.own_records import read_own_records
 
 CAUSE = Cause(tool="t", client=None, session=None)
+
+
+def read_own_records(
+    log: LmdbEventLog | InMemoryEventLog, origin: str, first: int, count: int
+) -> list[tuple[Envelope, bytes]]:
+    """What the sender reads: `count` records from `first`, a bounded read."""
+    return log.read_origin_records(origin, first, first + count - 1) if count > 0 else []
+
+
+def walked(
+    log: LmdbEventLog | InMemoryEventLog, origin: str, first: int, count: int
+) -> list[tuple[Envelope, bytes]]:
+    """The same records read by walking the index (an open-ended read)."""
+    return log.read_origin_records(origin, first)[:count]
 
 
 @pytest.fixture
@@ -79,7 +93,7 @@ def test_own_records_read_in_runs_equal_the_logs_reader_with_peers_events_betwee
             return
         first = data.draw(st.integers(1, last))
         count = data.draw(st.integers(1, last - first + 1))
-        expected = me.read_origin_records("me", first, first + count - 1)
+        expected = walked(me, "me", first, count)
         assert read_own_records(me, "me", first, count) == expected
         assert [e.origin_seq for e, _ in expected] == list(range(first, first + count))
 
@@ -91,7 +105,7 @@ def test_a_read_past_the_logs_end_returns_what_is_there(
     _write(me, 3, 1)
     _receive(me, peer, 2)
     _write(me, 1, 0)
-    assert read_own_records(me, "me", 5, 10) == me.read_origin_records("me", 5, 14)
+    assert read_own_records(me, "me", 5, 10) == walked(me, "me", 5, 10)
     assert read_own_records(me, "me", 8, 3) == []
 
 
@@ -99,7 +113,7 @@ def test_a_log_in_memory_is_read_by_its_own_reader() -> None:
     log = InMemoryEventLog(node_id="me")
     log.append([EntityCreated(name="a", entity_type="t")], CAUSE)
     log.append([EntityCreated(name="b", entity_type="t")], CAUSE)
-    assert read_own_records(log, "me", 2, 1) == log.read_origin_records("me", 2, 2)
+    assert read_own_records(log, "me", 2, 1) == walked(log, "me", 2, 1)
 
 
 def test_a_damaged_record_is_refused_not_sent(logs: tuple[LmdbEventLog, LmdbEventLog]) -> None:
@@ -121,7 +135,7 @@ def test_the_messages_of_a_round_are_the_same_bytes_as_from_the_logs_reader(
         _receive(me, peer, 1)
     last = me.last_origin_seq("me")
     own = read_own_records(me, "me", 1, last)
-    theirs = me.read_origin_records("me", 1, last)
+    theirs = walked(me, "me", 1, last)
     for as_batches in (True, False):
         built = _messages("me", own[:-3], own[-3][0], 41, as_batches=as_batches, max_payload=4096)
         before = _messages(
