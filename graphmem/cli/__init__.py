@@ -31,6 +31,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # server meanwhile would halve their share of the interpreter and delay the
             # first answers (the index is the server's too: its writer adopts it).
             handshake.early.wait_indexed(RESTORE_FIRST_WAIT)
+    from graphmem import lean_imports  # noqa: PLC0415 (after the early answer: it parses files)
+
+    lean_imports.install()  # before anything imports the SDK or structlog
     from graphmem.cli.entry import main as run  # noqa: PLC0415 (after the early answer)
 
     return run(argv, handshake)

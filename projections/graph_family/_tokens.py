@@ -12,8 +12,6 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
-from rapidfuzz import process
-from rapidfuzz.distance import OSA
 from sortedcontainers import SortedList
 
 from projections.naming import slug
@@ -129,6 +127,11 @@ class TokenIndex:
         """Indexed tokens within `most_edits` edits of `token` (optimal string alignment: an
         insertion, deletion, substitution or swap of neighbours is one edit), with their
         distance."""
+        # Imported here: only fuzzy name matching (the graph family) uses it, and every server
+        # imports this module (~4 MiB of RSS for a memory server that never calls it).
+        from rapidfuzz import process  # noqa: PLC0415
+        from rapidfuzz.distance import OSA  # noqa: PLC0415
+
         near: dict[str, int] = {}
         if most_edits <= 0:
             return {token: 0} if token in self._names else near
