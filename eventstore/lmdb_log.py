@@ -408,6 +408,11 @@ def _begin(shared: SharedEnv, *, write: bool, buffers: bool) -> lmdb.Transaction
     return shared.env.begin(write=write)
 
 
+# A checkpoint this large has its mapped pages handed back once read or written (a scan of
+# /proc/self/maps and one madvise; a small one is not worth it).
+RELEASE_AFTER_BYTES = 1 << 20
+
+
 class LmdbCheckpointStore:
     """The `checkpoints` sub-database: one record per (projection name, position).
 
@@ -430,23 +435,31 @@ class LmdbCheckpointStore:
             lambda txn: checkpoints.encode_records(_records(txn, self._shared()), items),
             buffers=True,
         )
-        return self._log.write(
+        stored = self._log.write(
             _records,
             lambda records: checkpoints.store_records(
                 records, items, encoded, retention, abandoned
             ),
             buffers=True,
         )
+        if sum(len(item.payload) for item in items) >= RELEASE_AFTER_BYTES:
+            self._shared().release_pages()  # the snapshots' pages, read to encode and written
+        return stored
 
     def load(
         self, name: str, version: int, *, at_or_before: int | None = None
     ) -> Checkpoint | None:
-        return self._log.read(
+        loaded = self._log.read(
             lambda txn: checkpoints.load_newest(
                 _records(txn, self._shared()), name, version, at_or_before
             ),
             buffers=True,
         )
+        # The payload is a copy: the pages it was read from stay resident in this process
+        # for nothing (~15 MiB of RssFile at 50k entities) unless handed back.
+        if loaded is not None and len(loaded.payload) >= RELEASE_AFTER_BYTES:
+            self._shared().release_pages()
+        return loaded
 
     def entries(self, name: str | None = None) -> list[CheckpointInfo]:
         return self._log.read(

@@ -1,8 +1,10 @@
-"""The log hands its mapped pages back as it grows, so a long-running writer's resident set
-does not keep every page it ever appended (Linux; elsewhere nothing happens)."""
+"""The log hands its mapped pages back as it grows, and after a large checkpoint is read or
+written, so a long-running writer's resident set does not keep every page it ever appended,
+nor a served store the snapshot it restored from (Linux; elsewhere nothing happens)."""
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from eventstore import lmdb_env
 from eventstore.events import ObservationAdded
 from eventstore.lmdb_log import LmdbEventLog
+from eventstore.log import Checkpoint
 from eventstore.mapped_pages import release_mapped_pages
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
@@ -63,3 +66,31 @@ def test_the_log_releases_its_pages_on_its_own_once_it_has_grown(
 
 def test_a_path_that_is_not_mapped_releases_nothing(tmp_path: Path) -> None:
     assert release_mapped_pages(tmp_path / "nothing.mdb") == 0
+
+
+def _mapped_kib(data_file: Path) -> int:
+    """Resident KiB of this process's mappings of `data_file`."""
+    target, resident, inside = str(data_file.resolve()), 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and "-" in fields[0] and not fields[0].endswith(":"):
+            inside = len(fields) > 5 and fields[5] == target
+        elif inside and fields and fields[0] == "Rss:":
+            resident += int(fields[1])
+    return resident
+
+
+def test_a_large_checkpoint_read_or_written_leaves_none_of_its_pages_resident(
+    tmp_path: Path,
+) -> None:
+    payload = random.Random(0).randbytes(6 << 20)  # a 50k graph's snapshot is ~15 MB
+    with LmdbEventLog.open(tmp_path) as log:
+        _fill(log, 1)
+        log.checkpoints.save(Checkpoint("graph", 1, 100, payload))
+        assert _mapped_kib(tmp_path / "data.mdb") < 1024
+
+        loaded = log.checkpoints.load("graph", 1)
+
+        assert loaded is not None and loaded.payload == payload  # a copy, still whole
+        assert _mapped_kib(tmp_path / "data.mdb") < 1024  # the 6 MB read, handed back
+        assert log.checkpoints.load("graph", 1) == loaded  # and it reads again
