@@ -17,6 +17,9 @@ RSS paid per session (issue 21, item 2):
   its locals' reprs in tracebacks; graphmem renders JSON with `repr` locals, as an install
   without rich does (`graphmem.logs`). `structlog_without_rich` imports structlog while rich
   is hidden, then unhides it: ~4 MiB in a development install, nothing else changes.
+- sse_starlette (imported by the SDK's lowlevel server) hooks uvicorn's shutdown if uvicorn
+  is installed, loading it: a stdio server imports it with uvicorn hidden
+  (`sse_without_uvicorn`, called by `graphmem serve` without `--http`).
 
 None of this patches the SDK's or structlog's code: the modules are the same objects, loaded
 later or not at all. tests/graphmem/test_lean_imports.py fails if the SDK's layout changes.
@@ -138,10 +141,27 @@ def _hidden(*names: str) -> Iterator[None]:
                 del sys.modules[name]
 
 
+def _import_without(module: str, hidden: str) -> None:
+    """Import `module` with `hidden` made absent, when neither is loaded yet; if `module`
+    turns out to need it, nothing is kept and a later import loads both as shipped."""
+    if module in sys.modules or hidden in sys.modules:
+        return
+    try:
+        with _hidden(hidden):
+            importlib.import_module(module)
+    except ImportError:
+        pass
+
+
 def structlog_without_rich() -> None:
     """Import structlog (its dev and tracebacks modules look for rich once, at import) with
     rich hidden; a process that loaded structlog already keeps what it has."""
-    if "structlog" in sys.modules:
-        return
-    with _hidden("rich"):
-        import structlog  # noqa: F401, PLC0415 (the import is the point)
+    _import_without("structlog", "rich")
+
+
+def sse_without_uvicorn() -> None:
+    """For a stdio server, which runs no uvicorn: import sse_starlette (which the SDK's
+    streamable HTTP module imports at the top) with uvicorn hidden. sse_starlette hooks
+    uvicorn's shutdown when uvicorn is installed, which imports uvicorn, click and
+    watchfiles' reloader: ~3 MiB and ~50 modules. `serve --http` does not call this."""
+    _import_without("sse_starlette.sse", "uvicorn")

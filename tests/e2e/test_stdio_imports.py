@@ -33,6 +33,9 @@ HTTP_AND_COMMAND_ONLY = (
     "cryptography",
     "rich",
     "pygments",
+    # sse_starlette's hook on uvicorn's shutdown, made only where uvicorn runs (~3 MiB).
+    "uvicorn",
+    "click",
 )
 
 # The real entry point, in a process that writes the modules it loaded when it ends.

@@ -130,3 +130,19 @@ def test_structlog_imported_lean_leaves_rich_unloaded_and_still_importable() -> 
     assert lines[0] == "loaded False False"
     assert lines[1] == "seen True"
     assert lines[2] in ("importable yes", "importable not-installed")
+
+
+def test_a_stdio_server_imports_sse_starlette_without_loading_uvicorn_which_still_imports() -> None:
+    out = _run(
+        """
+        import sys
+        from graphmem import lean_imports
+        lean_imports.install()
+        lean_imports.sse_without_uvicorn()
+        import graphmem.server
+        print("loaded", "sse_starlette.sse" in sys.modules, "uvicorn" in sys.modules)
+        from uvicorn.server import Server
+        print("importable", Server.__name__)
+        """
+    )
+    assert out.splitlines() == ["loaded True False", "importable Server"]
