@@ -8,15 +8,17 @@ RSS paid per session (issue 21, item 2):
   only re-export names, but to do so they import the SDK's client (httpx2, cryptography's
   Rust library and OpenSSL) and its `MCPServer` framework: ~12 MiB and ~120 modules that a
   stdio server never touches (graphmem imports the submodules it uses by their full names).
-  `lean_sdk_packages` registers those two packages without running their `__init__`; the
-  first read of a name one of them re-exports (`mcp.ClientSession`, `from mcp.server import
-  MCPServer`) runs that `__init__` then, so every spelling keeps working. It is done only
-  when the `__init__` holds nothing but imports and `__all__` (checked on the installed
-  file each time): an SDK whose `__init__` does anything else is imported as it ships.
+  `lean_sdk_packages` (called by `graphmem serve`) registers those two packages without
+  running their `__init__`; the first read of a name one of them re-exports
+  (`mcp.ClientSession`, `from mcp.server import MCPServer`) runs that `__init__` then, so
+  every spelling keeps working. It is done only when the `__init__` holds nothing but
+  imports and `__all__` (checked on the installed file each time): an SDK whose `__init__`
+  does anything else is imported as it ships.
 - structlog imports rich (and pygments) when it is installed, for its console renderer and
   its locals' reprs in tracebacks; graphmem renders JSON with `repr` locals, as an install
-  without rich does (`graphmem.logs`). `structlog_without_rich` imports structlog while rich
-  is hidden, then unhides it: ~4 MiB in a development install, nothing else changes.
+  without rich does (`graphmem.logs`). `structlog_without_rich` (called by `graphmem.cli.main`
+  before anything imports structlog) imports structlog while rich is hidden, then unhides
+  it: ~4 MiB in a development install, nothing else changes.
 - sse_starlette (imported by the SDK's lowlevel server) hooks uvicorn's shutdown if uvicorn
   is installed, loading it: a stdio server imports it with uvicorn hidden
   (`sse_without_uvicorn`, called by `graphmem serve` without `--http`).
@@ -39,7 +41,6 @@ from typing import Any
 
 __all__ = [
     "LEAN_PACKAGES",
-    "install",
     "lean_sdk_packages",
     "only_imports",
     "structlog_without_rich",
@@ -49,12 +50,6 @@ __all__ = [
 LEAN_PACKAGES = ("mcp", "mcp.server")
 
 _completing = threading.RLock()
-
-
-def install() -> None:
-    """Both cuts, before anything imports the SDK or structlog (a no-op for what already has)."""
-    lean_sdk_packages()
-    structlog_without_rich()
 
 
 def only_imports(init_file: Path) -> bool:

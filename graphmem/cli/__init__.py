@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             handshake.early.wait_indexed(RESTORE_FIRST_WAIT)
     from graphmem import lean_imports  # noqa: PLC0415 (after the early answer: it parses files)
 
-    lean_imports.install()  # before anything imports the SDK or structlog
+    lean_imports.structlog_without_rich()  # before anything imports structlog
     from graphmem.cli.entry import main as run  # noqa: PLC0415 (after the early answer)
 
     return run(argv, handshake)

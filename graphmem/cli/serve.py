@@ -84,8 +84,9 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     `args` may come from a bare `graphmem`, which serves on stdio with the defaults."""
     from graphmem import lean_imports  # noqa: PLC0415 (see host_port)
 
+    lean_imports.lean_sdk_packages()  # before anything imports the SDK
     if getattr(args, "http", None) is None:
-        lean_imports.sse_without_uvicorn()  # before the SDK: stdio runs no uvicorn
+        lean_imports.sse_without_uvicorn()  # stdio runs no uvicorn
     from actors.search_handover import SearchHandover  # noqa: PLC0415 (as the app)
     from graphmem.app import running  # noqa: PLC0415 (see host_port)
     from graphmem.transports import serve_stdio  # noqa: PLC0415

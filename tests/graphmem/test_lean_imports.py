@@ -59,7 +59,8 @@ def test_every_name_the_sdk_packages_re_export_still_resolves_to_the_same_object
         """
         import sys
         from graphmem import lean_imports
-        lean_imports.install()
+        lean_imports.lean_sdk_packages()
+        lean_imports.structlog_without_rich()
         import graphmem.server
         from mcp import types
         import mcp_types
@@ -114,7 +115,8 @@ def test_structlog_imported_lean_leaves_rich_unloaded_and_still_importable() -> 
         """
         import sys
         from graphmem import lean_imports
-        lean_imports.install()
+        lean_imports.lean_sdk_packages()
+        lean_imports.structlog_without_rich()
         import structlog.dev, structlog.tracebacks
         print("loaded", "rich" in sys.modules, "pygments" in sys.modules)
         print("seen", structlog.tracebacks.rich is None)
@@ -137,7 +139,8 @@ def test_a_stdio_server_imports_sse_starlette_without_loading_uvicorn_which_stil
         """
         import sys
         from graphmem import lean_imports
-        lean_imports.install()
+        lean_imports.lean_sdk_packages()
+        lean_imports.structlog_without_rich()
         lean_imports.sse_without_uvicorn()
         import graphmem.server
         print("loaded", "sse_starlette.sse" in sys.modules, "uvicorn" in sys.modules)
