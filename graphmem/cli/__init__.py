@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # server meanwhile would halve their share of the interpreter and delay the
             # first answers (the index is the server's too: its writer adopts it).
             handshake.early.wait_indexed(RESTORE_FIRST_WAIT)
-    from graphmem import lean_imports  # noqa: PLC0415 (after the early answer: it parses files)
+    from graphmem import lean_imports  # noqa: PLC0415 (after the early answer, as entry)
 
     lean_imports.structlog_without_rich()  # before anything imports structlog
     from graphmem.cli.entry import main as run  # noqa: PLC0415 (after the early answer)
