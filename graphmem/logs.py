@@ -21,6 +21,13 @@ from structlog.typing import EventDict, WrappedLogger
 
 _json = msgspec.json.Encoder(enc_hook=repr)
 
+# Tracebacks as structured frames, without each frame's local variables: structlog includes
+# them by default, and a tool's locals hold what the user stored (observation text, names),
+# which no log line above debug may carry.
+_tracebacks = structlog.processors.ExceptionRenderer(
+    structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+)
+
 
 def _serialize(obj: Any, **_kwargs: Any) -> str:
     # JSONRenderer passes json.dumps-style keywords that msgspec does not take.
@@ -75,7 +82,7 @@ def configure_logging(
             *stamp,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.StackInfoRenderer(),
-            structlog.processors.dict_tracebacks,
+            _tracebacks,
         ]
         renderer = structlog.processors.JSONRenderer(serializer=_serialize)
     handler: logging.Handler

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -222,3 +223,23 @@ def test_plain_log_lines_say_level_event_and_fields_and_leave_out_lower_levels()
         "warning: checkpoint_unusable (checkpoint=graph, position=20)",
         "warning: checkpoint_ignored: graph at 20 (logger=eventstore.checkpoints)",
     ]
+
+
+@pytest.mark.usefixtures("restored_logging")
+def test_a_logged_exception_keeps_its_frames_but_not_what_their_locals_held() -> None:
+    stream = io.StringIO()
+    configure_logging("INFO", stream)
+
+    def store(observation: str) -> None:
+        raise ValueError("the write failed")
+
+    try:
+        store("my bank PIN is 4921")
+    except ValueError:
+        structlog.get_logger().exception("tool_failed")
+
+    entry = json.loads(stream.getvalue())
+    frames = entry["exception"][0]["frames"]
+    assert entry["exception"][0]["exc_value"] == "the write failed"
+    assert [frame["name"] for frame in frames][-1] == "store"
+    assert "4921" not in stream.getvalue()
