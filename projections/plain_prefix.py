@@ -97,6 +97,7 @@ _UNDECODABLE = (msgspec.DecodeError, RecursionError)
 # origin); schema events are folded into the schemas model.
 _NEUTRAL = (SchemaRegistered, SchemaRetired, EntitiesMerged, EntitySplit, EntityRenamed,
             AuditRecorded)  # fmt: skip
+_OTHER_PLAIN = (RelationCreated, ObservationAdded, DecayApplied, *_NEUTRAL)
 _POSITION = attrgetter("position")
 _ORIGIN = attrgetter("origin")
 _HLC = attrgetter("hlc")
@@ -275,7 +276,7 @@ class PlainPrefix:
         if plain and isinstance(event, EntityCreated):
             plain = event.name not in self._index
         elif plain:
-            plain = isinstance(event, RelationCreated | ObservationAdded | _NEUTRAL | DecayApplied)
+            plain = isinstance(event, _OTHER_PLAIN)
         if not plain:
             self.ended = True
             return False
