@@ -58,14 +58,16 @@ PLAIN: st.SearchStrategy[AnyEvent] = st.one_of(
 
 @st.composite
 def logs(draw: st.DrawFn) -> list[Envelope]:
-    """A log: runs of plain events in one origin's rising stamps, and now and then any event
-    of the graph fold's, another origin, or a clock that goes back."""
+    """A log: runs of plain events in one origin's rising stamps (its clock going back once,
+    now and then), and between them now and then any event of the graph fold's, from any
+    origin, its clock anywhere near."""
     drawn: list[tuple[str, int, AnyEvent]] = []
     hlc = 100
     for _ in range(draw(st.integers(0, 6))):
         origin = draw(st.sampled_from(["n1", "n1", "n1", "n2"]))
-        for event in draw(st.lists(PLAIN, max_size=25)):
-            hlc += draw(st.sampled_from([0, 0, 1]))
+        back = draw(st.none() | st.integers(0, 25))  # where the clock goes back, if it does
+        for i, event in enumerate(draw(st.lists(PLAIN, max_size=25))):
+            hlc += -2 if i == back else draw(st.sampled_from([0, 0, 1]))
             drawn.append((origin, hlc, event))
         if draw(st.booleans()):
             hlc += draw(st.integers(-3, 2))
@@ -200,13 +202,18 @@ def test_a_log_that_starts_with_an_event_that_is_not_plain_has_an_empty_prefix()
     assert prefix.ended and prefix.position == 0
 
 
-def test_an_older_stamp_ends_the_prefix_before_it() -> None:
+def test_an_older_stamp_ends_the_prefix_before_it_wherever_the_chunks_end() -> None:
+    events = [
+        ("n1", 5, EntityCreated(name="a", entity_type="t")),
+        ("n1", 6, EntityCreated(name="b", entity_type="t")),
+        ("n1", 4, ObservationAdded(entity="a", content="x")),  # the same node's clock went back
+        ("n2", 7, ObservationAdded(entity="b", content="y")),
+    ]
     envelopes = [
-        Envelope(position=1, origin="n1", origin_seq=1, hlc=5, tx=1,
-                 event=EntityCreated(name="a", entity_type="t")),
-        Envelope(position=2, origin="n2", origin_seq=1, hlc=4, tx=1,
-                 event=ObservationAdded(entity="a", content="x")),
-    ]  # fmt: skip
-    prefix = read_directly(envelopes, [])
-    assert prefix.ended and prefix.position == 1
-    assert prefix.snapshots(["graph"]).snapshots["graph"] == folded(envelopes[:1])["graph"]
+        Envelope(position=p, origin=o, origin_seq=p, hlc=h, tx=p, event=e)
+        for p, (o, h, e) in enumerate(events, start=1)
+    ]
+    for chunks in ([], [1], [2], [1, 1, 1]):
+        prefix = read_directly(envelopes, chunks)
+        assert prefix.ended and prefix.position == 2, chunks
+        assert prefix.snapshots(["graph"]).snapshots["graph"] == folded(envelopes[:2])["graph"]
