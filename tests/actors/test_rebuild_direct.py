@@ -4,7 +4,9 @@ rebuild swaps in are, byte for byte, what folding the whole log gives."""
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -42,7 +44,7 @@ def saved(event_log: EventLog) -> dict[str, bytes]:
     return found
 
 
-def prefix_built(logs: list[dict[str, object]]) -> int:
+def prefix_built(logs: list[MutableMapping[str, Any]]) -> int:
     (line,) = [line for line in logs if line["event"] == "plain_prefix_built"]
     events = line["events"]
     assert isinstance(events, int)

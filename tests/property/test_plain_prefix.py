@@ -115,7 +115,7 @@ def read_directly(envelopes: list[Envelope], chunks: list[int]) -> PlainPrefix:
 # record), then a deletion that ends the prefix: a stub (an observation of a name not yet
 # created, and a relation to one), an observation content added twice, a relation created
 # twice, a creation with attributes, a relation with a weight.
-EVERY_CASE = [
+EVERY_CASE: list[tuple[str, int, AnyEvent]] = [
     ("n1", 1, EntityCreated(name="a", entity_type="t")),
     ("n1", 1, ObservationAdded(entity="a", content="x")),
     ("n1", 2, ObservationAdded(entity="ghost", content="y")),
@@ -203,7 +203,7 @@ def test_a_log_that_starts_with_an_event_that_is_not_plain_has_an_empty_prefix()
 
 
 def test_an_older_stamp_ends_the_prefix_before_it_wherever_the_chunks_end() -> None:
-    events = [
+    events: list[tuple[str, int, AnyEvent]] = [
         ("n1", 5, EntityCreated(name="a", entity_type="t")),
         ("n1", 6, EntityCreated(name="b", entity_type="t")),
         ("n1", 4, ObservationAdded(entity="a", content="x")),  # the same node's clock went back
