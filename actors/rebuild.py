@@ -46,6 +46,7 @@ __all__ = [
     "fold_fresh",
     "read_prefix",
     "rebuild_checkpoints",
+    "stored_records",
 ]
 
 log = structlog.get_logger(__name__)
@@ -150,7 +151,7 @@ def read_prefix(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for raws in _stored(event_log, upto):
+        for raws in stored_records(event_log, upto):
             read = prefix.feed(raws)
             if progress is not None and read:
                 progress(read)
@@ -204,7 +205,7 @@ def _start_from(models: ReadModels, prefix: PrefixSnapshots) -> None:
         )
 
 
-def _stored(event_log: EventLog, upto: int) -> Iterator[list[bytes]]:
+def stored_records(event_log: EventLog, upto: int) -> Iterator[list[bytes]]:
     """The log's stored records from position 1 to `upto`, a chunk at a time: as stored in an
     LMDB log (decoding them is the direct path's own business), encoded from any other."""
     position = 1

@@ -55,7 +55,7 @@ from projections.graph import GraphProjection, PrefixGraph, prefix_snapshot
 from projections.prefix_conflicts import conflicts_snapshot
 from projections.schemas import SchemaProjection
 
-__all__ = ["PlainPrefix", "PrefixSnapshots"]
+__all__ = ["PLAIN_DECODER", "PlainPrefix", "PrefixSnapshots"]
 
 
 class _Entity(msgspec.Struct, tag_field="type", tag="EntityCreated", gc=False,
@@ -92,6 +92,9 @@ class _Record(msgspec.Struct, gc=False, rename=ENVELOPE_WIRE_NAMES):
 
 
 _decode = msgspec.msgpack.Decoder(_Record).decode
+PLAIN_DECODER = _decode
+"""The plain decoder (a stored record to its plain event's fields, or DecodeError): for the
+benchmark's per-phase figures."""
 _UNDECODABLE = (msgspec.DecodeError, RecursionError)
 # What the graph keeps no element of (the fold only advances its position and notes the
 # origin); schema events are folded into the schemas model.
