@@ -120,7 +120,7 @@ class BackgroundFold:
     def _run(self) -> None:
         started = time.perf_counter()
         try:
-            models, events = fold_fresh(self._log, self._names, cancelled=self._cancel.is_set)
+            models, events, _ = fold_fresh(self._log, self._names, cancelled=self._cancel.is_set)
             outcome = Folded(models, None, events, time.perf_counter() - started)
         except Exception as error:  # the worker's edge: the error goes to whoever asked
             outcome = Folded(None, error, 0, time.perf_counter() - started)
@@ -144,7 +144,6 @@ def read_prefix(
     names = tuple(names)
     if not PlainPrefix.BUILDS.issuperset(names):
         return PrefixSnapshots(0, {})  # a model it cannot build: every one is folded
-    started = time.perf_counter()
     prefix = PlainPrefix(getattr(event_log, "path", None))
     # Millions of columns' items and keys that live until the snapshots are written, none in
     # a cycle: collections would only scan them (they took half the time).
@@ -163,12 +162,6 @@ def read_prefix(
     finally:
         if collecting:
             gc.enable()
-    log.info(
-        "plain_prefix_built",
-        events=prefix.position,
-        upto=upto,
-        seconds=round(time.perf_counter() - started, 3),
-    )
     return built
 
 
@@ -179,10 +172,11 @@ def fold_fresh(
     upto: int | None = None,
     progress: Callable[[int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
-) -> tuple[ReadModels, int]:
+) -> tuple[ReadModels, int, int]:
     """Fresh models of `names` (default: every registered one) up to `upto` (default: the
-    log's end), and the events that took: the plain prefix built directly, the rest folded.
-    The models are what folding the whole log gives, byte for byte in their snapshots."""
+    log's end), the events that took, and how many of them were the plain prefix built
+    directly (the rest folded). The models are what folding the whole log gives, byte for
+    byte in their snapshots."""
     models = ReadModels.folding(event_log, names)
     end = event_log.last_position() if upto is None else upto
     prefix = read_prefix(event_log, models.names(), end, progress=progress, cancelled=cancelled)
@@ -192,7 +186,7 @@ def fold_fresh(
         each_chunk=None if progress is None else lambda c: progress(len(c)),
         cancelled=cancelled,
     )
-    return models, prefix.position + events
+    return models, prefix.position + events, prefix.position
 
 
 def _start_from(models: ReadModels, prefix: PrefixSnapshots) -> None:
@@ -259,6 +253,7 @@ class RebuildReport:
     events: int = 0
     fold_seconds: float = 0.0
     checked: list[tuple[str, int]] = field(default_factory=list)
+    direct_events: int = 0  # of `events`, the plain prefix built directly (read_prefix)
     mismatches: list[Mismatch] = field(default_factory=list)
     saved_bytes: int = 0
 
@@ -321,6 +316,7 @@ def rebuild_checkpoints(
     prefix = read_prefix(event_log, report.names, stops[0], progress=progress)
     report.fold_seconds += time.perf_counter() - started
     report.events += prefix.position
+    report.direct_events = prefix.position
     if prefix.position == end and stops == [end] and all(p is None for p in stored.values()):
         # The whole log was plain and nothing is to be compared: its snapshots are saved as
         # built (restored and encoded again, they are the same bytes).

@@ -4,12 +4,9 @@ rebuild swaps in are, byte for byte, what folding the whole log gives."""
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Any
 
 import pytest
-from structlog.testing import capture_logs
 
 from actors.catch_up import CatchUpCancelledError
 from actors.rebuild import fold_fresh, rebuild_checkpoints
@@ -44,13 +41,6 @@ def saved(event_log: EventLog) -> dict[str, bytes]:
     return found
 
 
-def prefix_built(logs: list[MutableMapping[str, Any]]) -> int:
-    (line,) = [line for line in logs if line["event"] == "plain_prefix_built"]
-    events = line["events"]
-    assert isinstance(events, int)
-    return events
-
-
 def test_rebuilding_a_plain_lmdb_log_saves_the_fold_s_checkpoints_built_directly(
     tmp_path: Path,
 ) -> None:
@@ -59,9 +49,8 @@ def test_rebuilding_a_plain_lmdb_log_saves_the_fold_s_checkpoints_built_directly
     try:
         end = event_log.last_position()
         progress: list[int] = []
-        with capture_logs() as logs:
-            report = rebuild_checkpoints(event_log, progress=progress.append)
-        assert prefix_built(logs) == end  # the whole log, none of it folded
+        report = rebuild_checkpoints(event_log, progress=progress.append)
+        assert report.direct_events == end  # the whole log, none of it folded
         assert report.events == sum(progress) == end and report.position == end
         assert saved(event_log) == folded(event_log)
     finally:
@@ -87,9 +76,8 @@ def test_a_rebuild_folds_on_from_the_first_event_that_is_not_plain_and_checks_wh
         event_log.checkpoints.save(
             Checkpoint(model.name, model.version, model.position, model.to_snapshot())
         )
-        with capture_logs() as logs:
-            report = rebuild_checkpoints(event_log)
-        assert prefix_built(logs) == middle
+        report = rebuild_checkpoints(event_log)
+        assert report.direct_events == middle
         assert report.mismatches == [] and report.checked == [("graph", model.position)]
         assert saved(event_log) == folded(event_log)
     finally:
@@ -100,9 +88,8 @@ def test_a_log_that_starts_with_an_event_that_is_not_plain_is_folded_from_the_st
     event_log = InMemoryEventLog(node_id="n1")
     event_log.append([EntityDeleted(name="a")])
     event_log.append([ObservationAdded(entity="a", content="x")])
-    with capture_logs() as logs:
-        models, events = fold_fresh(event_log)
-    assert prefix_built(logs) == 0
+    models, events, direct = fold_fresh(event_log)
+    assert direct == 0
     assert events == event_log.last_position() == models.position
     assert {name: p.to_snapshot() for name, p in models.items()} == folded(event_log)
 
@@ -111,9 +98,8 @@ def test_a_fresh_fold_of_a_memory_log_builds_its_plain_prefix_too() -> None:
     event_log = InMemoryEventLog(node_id="n1")
     for i in range(50):
         event_log.append([ObservationAdded(entity=f"e{i % 7}", content=f"c{i % 3}")])
-    with capture_logs() as logs:
-        models, events = fold_fresh(event_log)
-    assert prefix_built(logs) == events == 50
+    models, events, direct = fold_fresh(event_log)
+    assert direct == events == 50
     assert {name: p.to_snapshot() for name, p in models.items()} == folded(event_log)
 
 
