@@ -12,7 +12,7 @@ derived).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from actors.catch_up import catch_up
@@ -288,6 +288,13 @@ class ReadModels:
             self._projections[entry.name] = projection
         self._derive()
         return True
+
+    def start_from(self, projections: Mapping[str, Projection]) -> None:
+        """Fold on from `projections` (by name, each built at one position, as a rebuild's
+        direct path builds them) instead of the empty ones this set began with."""
+        for name, projection in projections.items():
+            self._projections[registered(name).name] = projection
+        self._derive()
 
     def swap(self, fresh: ReadModels) -> None:
         """Serve from `fresh` (a folding set of every projection here, level with this one)
