@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from projections.graph import PrefixGraph, relation_keys, same_runs
+from projections.prefix_write import writers
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,8 +30,17 @@ Write = tuple[int, str, int, str]
 """(hlc, origin, origin_seq, event tag): a write as the model's snapshot encodes one."""
 
 
-def conflicts_snapshot(graph: PrefixGraph) -> bytes:
-    """ConflictsProjection.to_snapshot after folding the prefix `graph` holds."""
+def conflicts_snapshot(graph: PrefixGraph, *, compiled: bool | None = None) -> bytes:
+    """ConflictsProjection.to_snapshot after folding the prefix `graph` holds, written by the
+    compiled writer or this module's Python as `compiled` asks (projections.prefix_write)."""
+    written = writers(compiled)
+    if written is not None:
+        return written.conflicts_snapshot(graph)
+    return _python_snapshot(graph)
+
+
+def _python_snapshot(graph: PrefixGraph) -> bytes:
+    """conflicts_snapshot in Python: the fallback, and the compiled writer's reference."""
     import numpy as np  # noqa: PLC0415 (a rebuild's, not every server's)
 
     names = graph.names

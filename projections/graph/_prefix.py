@@ -34,6 +34,7 @@ from projections.graph._records import (
     has_attributes,
     held_base,
 )
+from projections.prefix_write import writers
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,8 +82,12 @@ class PrefixGraph:
     decay_runs: list[tuple[int, int, int, DecayApplied]] = field(default_factory=list)
 
 
-def prefix_snapshot(graph: PrefixGraph) -> bytes:  # noqa: PLR0915 (the codec's columns, in order)
-    """The snapshot GraphProjection.to_snapshot gives after folding the prefix `graph` holds."""
+def prefix_snapshot(  # noqa: PLR0915 (the codec's columns, in order)
+    graph: PrefixGraph, *, compiled: bool | None = None
+) -> bytes:
+    """The snapshot GraphProjection.to_snapshot gives after folding the prefix `graph` holds;
+    its occurrences packed by the compiled writer or in Python as `compiled` asks
+    (projections.prefix_write)."""
     import numpy as np  # noqa: PLC0415 (a rebuild's, not every server's: see _plain)
 
     n = len(graph.names)
@@ -148,7 +153,13 @@ def prefix_snapshot(graph: PrefixGraph) -> bytes:  # noqa: PLR0915 (the codec's 
     targets = _column(graph.targets)[kept].astype(np.uint32)
     edge_counts, edges = _adjacency(n, sources, targets, firsts[kept])
     hidden = np.flatnonzero(is_stub[sources] | is_stub[targets]).tolist()
-    packed_at, packed = _occurrences(graph, order, ends, (obs_hlc, obs_origin, obs_seq))
+    written = writers(compiled)
+    if written is None:
+        packed_at, packed = _occurrences(graph, order, ends, (obs_hlc, obs_origin, obs_seq))
+    else:
+        packed_at, packed = written.pack_occurrences(
+            graph.contents, order, ends, obs_hlc, obs_origin.astype(np.int64), obs_seq
+        )
     return _ENCODER.encode(
         _Snapshot(
             position=graph.position,
