@@ -606,7 +606,7 @@ done:
 /* ---- the graph's packed occurrences ------------------------------------------------------ */
 
 PyDoc_STRVAR(occurrences_doc,
-             "pack_occurrences(contents, order, ends, hlcs, origins, seqs) -> (bytes, list[bytes])\n\n"
+             "pack_occurrences(contents, order, ends, (hlcs, origins, seqs)) -> (bytes, list[bytes])\n\n"
              "Each entity's occurrences packed as the graph codec packs them (msgpack of\n"
              "Occurrences: contents, hlcs, origins, seqs), for the entities with any: rows\n"
              "order[ends[i-1]:ends[i]] are entity i's, the stamp columns already in that order.\n"
@@ -615,7 +615,7 @@ PyDoc_STRVAR(occurrences_doc,
 static PyObject *pack_occurrences(PyObject *module, PyObject *args) {
     (void)module;
     PyObject *contents, *order_obj, *ends_obj, *hlc_obj, *origin_obj, *seq_obj;
-    if (!PyArg_ParseTuple(args, "O!OOOOO:pack_occurrences", &PyList_Type, &contents, &order_obj,
+    if (!PyArg_ParseTuple(args, "O!OO(OOO):pack_occurrences", &PyList_Type, &contents, &order_obj,
                           &ends_obj, &hlc_obj, &origin_obj, &seq_obj))
         return NULL;
     Ints order, ends, cols[3];

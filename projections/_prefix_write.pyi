@@ -3,5 +3,5 @@ from typing import Any
 
 def conflicts_snapshot(graph: Any, /) -> bytes: ...
 def pack_occurrences(
-    contents: list[str], order: Any, ends: Any, hlcs: Any, origins: Any, seqs: Any, /
+    contents: list[str], order: Any, ends: Any, stamps: tuple[Any, Any, Any], /
 ) -> tuple[bytes, list[bytes]]: ...

@@ -23,7 +23,7 @@ class Writers(Protocol):
     def conflicts_snapshot(self, graph: Any, /) -> bytes: ...
 
     def pack_occurrences(
-        self, contents: list[str], order: Any, ends: Any, hlcs: Any, origins: Any, seqs: Any, /
+        self, contents: list[str], order: Any, ends: Any, stamps: tuple[Any, Any, Any], /
     ) -> tuple[bytes, list[bytes]]: ...
 
 

@@ -158,7 +158,7 @@ def prefix_snapshot(  # noqa: PLR0915 (the codec's columns, in order)
         packed_at, packed = _occurrences(graph, order, ends, (obs_hlc, obs_origin, obs_seq))
     else:
         packed_at, packed = written.pack_occurrences(
-            graph.contents, order, ends, obs_hlc, obs_origin.astype(np.int64), obs_seq
+            graph.contents, order, ends, (obs_hlc, obs_origin.astype(np.int64), obs_seq)
         )
     return _ENCODER.encode(
         _Snapshot(
