@@ -53,6 +53,8 @@ log = structlog.get_logger(__name__)
 
 PROJECTIONS = tuple(entry.name for entry in REGISTERED)
 """What can be rebuilt and checkpointed, in the order they are saved."""
+LAZY = tuple(entry.name for entry in REGISTERED if entry.lazy)
+"""What a server folds only when read: a background rebuild hands them over as bytes."""
 
 # --- in the background -----------------------------------------------------------------------
 
@@ -120,7 +122,9 @@ class BackgroundFold:
     def _run(self) -> None:
         started = time.perf_counter()
         try:
-            models, events, _ = fold_fresh(self._log, self._names, cancelled=self._cancel.is_set)
+            models, events, _ = fold_fresh(
+                self._log, self._names, cancelled=self._cancel.is_set, hold=LAZY
+            )
             outcome = Folded(models, None, events, time.perf_counter() - started)
         except Exception as error:  # the worker's edge: the error goes to whoever asked
             outcome = Folded(None, error, 0, time.perf_counter() - started)
@@ -172,15 +176,17 @@ def fold_fresh(
     upto: int | None = None,
     progress: Callable[[int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    hold: Iterable[str] = (),
 ) -> tuple[ReadModels, int, int]:
     """Fresh models of `names` (default: every registered one) up to `upto` (default: the
     log's end), the events that took, and how many of them were the plain prefix built
     directly (the rest folded). The models are what folding the whole log gives, byte for
-    byte in their snapshots."""
+    byte in their snapshots. Those of `hold` built directly are held as their snapshots,
+    restored and folded on only when first read (ReadModels.start_from)."""
     models = ReadModels.folding(event_log, names)
     end = event_log.last_position() if upto is None else upto
     prefix = read_prefix(event_log, models.names(), end, progress=progress, cancelled=cancelled)
-    _start_from(models, prefix)
+    _start_from(models, prefix, frozenset(hold))
     events = models.catch_up(
         upto=end,
         each_chunk=None if progress is None else lambda c: progress(len(c)),
@@ -189,13 +195,22 @@ def fold_fresh(
     return models, prefix.position + events, prefix.position
 
 
-def _start_from(models: ReadModels, prefix: PrefixSnapshots) -> None:
+def _start_from(
+    models: ReadModels, prefix: PrefixSnapshots, hold: frozenset[str] = frozenset()
+) -> None:
     if prefix.position:
+        kinds = {name: registered(name).projection for name in prefix.snapshots}
         models.start_from(
             {
-                name: registered(name).projection.from_snapshot(data)
+                name: kinds[name].from_snapshot(data)
                 for name, data in prefix.snapshots.items()
-            }
+                if name not in hold
+            },
+            {
+                name: Checkpoint(name, kinds[name].version, prefix.position, data)
+                for name, data in prefix.snapshots.items()
+                if name in hold
+            },
         )
 
 

@@ -648,12 +648,14 @@ static PyObject *pack_occurrences(PyObject *module, PyObject *args) {
     if ((packed = PyList_New(with)) == NULL) goto done;
     if ((at_bytes = PyBytes_FromStringAndSize(NULL, with * 4)) == NULL) goto done;
     char *at = PyBytes_AS_STRING(at_bytes);
+    /* One scratch buffer for every entity's msgpack, each copied out at its size. */
+    if (out_init(&out, 1 << 16) < 0) goto done;
     Py_ssize_t listed = 0;
     start = 0;
     for (Py_ssize_t i = 0; i < ends.len; i++) {
         int64_t end = ends.items[i], count = end - start;
         if (count == 0) continue;
-        if (out_init(&out, 16 + 40 * count) < 0) goto done;
+        out.len = 0;
         if (put_array(&out, 4) < 0 || put_array(&out, count) < 0) goto done;
         for (int64_t r = start; r < end; r++) {
             int64_t row = order.items[r];
@@ -666,7 +668,7 @@ static PyObject *pack_occurrences(PyObject *module, PyObject *args) {
             for (int64_t r = start; r < end; r++)
                 if (put_int(&out, cols[c].items[r]) < 0) goto done;
         }
-        PyObject *one = out_finish(&out);
+        PyObject *one = PyBytes_FromStringAndSize(out.data, out.len);
         if (one == NULL) goto done;
         PyList_SET_ITEM(packed, listed, one);
         uint32_t index = (uint32_t)i;
