@@ -690,9 +690,50 @@ done:
     return result;
 }
 
+/* ---- relation keys ----------------------------------------------------------------------- */
+
+PyDoc_STRVAR(key_rows_doc,
+             "key_rows(sources, targets, relation_types) -> (bytes, bytes)\n\n"
+             "For each relation row, the first and the last row with the same key (source,\n"
+             "target, type), as two native int64 columns (projections.graph.relation_keys).");
+
+static PyObject *key_rows(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *sources_obj, *targets_obj, *types;
+    if (!PyArg_ParseTuple(args, "OOO!:key_rows", &sources_obj, &targets_obj, &PyList_Type, &types))
+        return NULL;
+    Ints sources, targets;
+    sources.held = targets.held = 0;
+    PyObject *firsts = NULL, *lasts = NULL, *result = NULL;
+    if (ints_get(sources_obj, &sources, "sources") < 0 ||
+        ints_get(targets_obj, &targets, "targets") < 0)
+        goto done;
+    Py_ssize_t rows = sources.len;
+    if (check_len(targets.len, rows, "targets") < 0 ||
+        check_len(PyList_GET_SIZE(types), rows, "relation_types") < 0)
+        goto done;
+    if ((firsts = PyBytes_FromStringAndSize(NULL, rows * 8)) == NULL ||
+        (lasts = PyBytes_FromStringAndSize(NULL, rows * 8)) == NULL)
+        goto done;
+    int64_t *first = (int64_t *)PyBytes_AS_STRING(firsts);
+    int64_t *last = (int64_t *)PyBytes_AS_STRING(lasts);
+    if (first_rows(sources.items, targets.items, types, rows, first) < 0) goto done;
+    /* A key's last row, noted at its first row's place, then spread to each of its rows. */
+    for (Py_ssize_t r = 0; r < rows; r++) last[first[r]] = r;
+    for (Py_ssize_t r = 0; r < rows; r++) last[r] = last[first[r]];
+    result = PyTuple_Pack(2, firsts, lasts);
+done:
+    Py_XDECREF(firsts);
+    Py_XDECREF(lasts);
+    ints_release(&sources);
+    ints_release(&targets);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"conflicts_snapshot", conflicts_snapshot, METH_O, conflicts_doc},
     {"pack_occurrences", pack_occurrences, METH_VARARGS, occurrences_doc},
+    {"key_rows", key_rows, METH_VARARGS, key_rows_doc},
     {NULL, NULL, 0, NULL},
 };
 

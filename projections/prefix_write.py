@@ -1,11 +1,12 @@
 """Which writers of a plain prefix's checkpoints run: the compiled ones, or their Python twins.
 
 projections/_prefix_write.c writes the graph's packed occurrences and the conflicts model's
-whole snapshot straight from a PrefixGraph's columns, byte for byte what the Python code in
-projections.graph._prefix and projections.prefix_conflicts writes (tests/property/
-test_prefix_write.py runs both against the fold). The package's build compiles it when it
-can (hatch_build.py); without it, or with GRAPHMEM_PURE_PYTHON=1 in the environment when this
-is first imported (so that one install can measure and test both), the Python twins run.
+whole snapshot straight from a PrefixGraph's columns, and finds each relation key's rows, the
+same bytes and rows as the Python code in projections.graph._prefix and
+projections.prefix_conflicts (tests/property/test_prefix_write.py runs both against the
+fold). The package's build compiles it when it can (hatch_build.py); without it, or with
+GRAPHMEM_PURE_PYTHON=1 in the environment when this is first imported (so that one install
+can measure and test both), the Python twins run.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class Writers(Protocol):
     def pack_occurrences(
         self, contents: list[str], order: Any, ends: Any, stamps: tuple[Any, Any, Any], /
     ) -> tuple[bytes, list[bytes]]: ...
+
+    def key_rows(self, sources: Any, targets: Any, types: list[str], /) -> tuple[bytes, bytes]: ...
 
 
 def _load() -> Writers | None:

@@ -91,7 +91,8 @@ def prefix_snapshot(  # noqa: PLR0915 (the codec's columns, in order)
     import numpy as np  # noqa: PLC0415 (a rebuild's, not every server's: see _plain)
 
     n = len(graph.names)
-    firsts, lasts = relation_keys(graph)
+    written = writers(compiled)
+    firsts, lasts = relation_keys(graph, compiled=compiled)
     kept = np.arange(len(graph.sources)) == lasts  # a key is listed at its latest creation
     m = int(kept.sum())
     is_stub = np.zeros(n, dtype=bool)
@@ -153,7 +154,6 @@ def prefix_snapshot(  # noqa: PLR0915 (the codec's columns, in order)
     targets = _column(graph.targets)[kept].astype(np.uint32)
     edge_counts, edges = _adjacency(n, sources, targets, firsts[kept])
     hidden = np.flatnonzero(is_stub[sources] | is_stub[targets]).tolist()
-    written = writers(compiled)
     if written is None:
         packed_at, packed = _occurrences(graph, order, ends, (obs_hlc, obs_origin, obs_seq))
     else:
@@ -201,11 +201,19 @@ def prefix_snapshot(  # noqa: PLR0915 (the codec's columns, in order)
     )
 
 
-def relation_keys(graph: PrefixGraph) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+def relation_keys(
+    graph: PrefixGraph, *, compiled: bool | None = None
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """For each relation row, the first and the last row of its key (rows are creations; a
     key created again keeps its first one's place in adjacency, the fold lists it at the
-    last, and the conflicts model at the first)."""
+    last, and the conflicts model at the first); found by the compiled writers' hash table
+    or by sorting, as `compiled` asks (projections.prefix_write)."""
     import numpy as np  # noqa: PLC0415 (see prefix_snapshot)
+
+    written = writers(compiled)
+    if written is not None:
+        found = written.key_rows(graph.sources, graph.targets, graph.relation_types)
+        return np.frombuffer(found[0], np.int64), np.frombuffer(found[1], np.int64)
 
     types: dict[str, int] = {}
     type_ids = np.fromiter(

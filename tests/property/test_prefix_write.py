@@ -22,7 +22,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from eventstore.events import Envelope
-from projections.graph import PrefixGraph, prefix_snapshot
+from projections.graph import PrefixGraph, prefix_snapshot, relation_keys
 from projections.prefix_conflicts import conflicts_snapshot
 from projections.prefix_write import COMPILED, writers
 from tests.property.test_plain_prefix import MODELS, every_case, folded, logs, read_directly
@@ -127,6 +127,16 @@ def test_the_compiled_and_python_writers_write_the_same_bytes_for_any_columns(
     graph: PrefixGraph,
 ) -> None:
     assert both_snapshots(graph, compiled=True) == both_snapshots(graph, compiled=False)
+
+
+@needs_compiled
+@settings(max_examples=200, deadline=None)
+@given(columns())
+def test_the_compiled_and_sorted_relation_keys_name_the_same_first_and_last_rows(
+    graph: PrefixGraph,
+) -> None:
+    compiled, python = relation_keys(graph, compiled=True), relation_keys(graph, compiled=False)
+    assert [c.tolist() for c in compiled] == [p.tolist() for p in python]
 
 
 def big_graph(entities: int, observations: int) -> PrefixGraph:
