@@ -265,6 +265,12 @@ static int first_rows(const int64_t *a, const int64_t *b, PyObject *strings, Py_
     memset(slots, 0xff, cap * sizeof(int64_t)); /* -1: empty */
     PyObject **items = PySequence_Fast_ITEMS(strings);
     for (Py_ssize_t r = 0; r < rows; r++) {
+        /* Exact str only: hashing or comparing a subclass could run Python code that changes
+         * the list under the borrowed `items` (the scan only ever decodes plain str). */
+        if (!PyUnicode_CheckExact(items[r])) {
+            PyErr_Format(PyExc_TypeError, "expected a str, got %.100s", Py_TYPE(items[r])->tp_name);
+            goto fail;
+        }
         Py_hash_t sh = PyObject_Hash(items[r]);
         if (sh == -1 && PyErr_Occurred()) goto fail;
         uint64_t h = mix((uint64_t)sh ^ mix((uint64_t)a[r] * 0x9e3779b97f4a7c15ULL +
@@ -500,6 +506,12 @@ static PyObject *conflicts_snapshot(PyObject *module, PyObject *graph) {
     if (canon == NULL) {
         PyErr_NoMemory();
         goto done;
+    }
+    for (Py_ssize_t i = 0; i < norigins; i++) {
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(origins, i))) { /* see first_rows */
+            PyErr_SetString(PyExc_TypeError, "origins: expected a list of str");
+            goto done;
+        }
     }
     for (Py_ssize_t i = 0; i < norigins; i++) {
         canon[i] = i;

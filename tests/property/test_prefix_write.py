@@ -283,3 +283,24 @@ def test_the_compiled_writers_run_a_thousand_times_hold_no_memory_and_no_referen
         tracemalloc.stop()
     assert grown < 4096, grown  # a leak of even 4 bytes a run would be past this
     assert list(map(sys.getrefcount, held)) == counts
+
+
+class Noisy(str):
+    """A str whose comparison runs Python code (which could change the lists being read)."""
+
+    __hash__ = str.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return str.__eq__(self, other)
+
+
+@needs_compiled
+def test_strings_that_are_not_plain_str_are_refused_before_any_of_their_code_runs() -> None:
+    graph = big_graph(3, 4)
+    graph.contents[0] = Noisy(graph.contents[0])
+    with pytest.raises(TypeError, match="str"):
+        conflicts_snapshot(graph, compiled=True)
+    graph = big_graph(3, 4)
+    graph.origins[1] = Noisy("n1")
+    with pytest.raises(TypeError, match="origins"):
+        conflicts_snapshot(graph, compiled=True)
