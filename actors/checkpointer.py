@@ -209,12 +209,17 @@ class Checkpointer:
     # --- saving ---------------------------------------------------------------------------
 
     def save(
-        self, eager: Sequence[Projection], lazy: Sequence[Projection], *, final: bool = False
+        self,
+        eager: Sequence[Projection],
+        lazy: Sequence[Projection | Checkpoint],
+        *,
+        final: bool = False,
     ) -> None:
         """Save the projections in one write transaction; the caller vouches that they hold
-        only committed events, and that the eager ones are level. A failure is logged and
-        retried only an interval later, so a full disk costs one attempt per interval, never
-        a write."""
+        only committed events, and that the eager ones are level (a lazy one may come as its
+        checkpoint already: a rebuild's snapshot not restored yet, saved as it is). A failure
+        is logged and retried only an interval later, so a full disk costs one attempt per
+        interval, never a write."""
         if self.every is None or not eager:
             return
         position = eager[0].position
@@ -235,11 +240,11 @@ class Checkpointer:
             for projection in eager:
                 check_abandoned(abandoned)  # each snapshot is in proportion to the graph
                 items.append(_checkpoint(projection))
-            for projection in lazy:
-                moved = projection.position - self._lazy_at.get(projection.name, 0)
+            for model in lazy:
+                moved = model.position - self._lazy_at.get(model.name, 0)
                 if moved > 0 and (final or moved >= self.every):
                     check_abandoned(abandoned)
-                    items.append(_checkpoint(projection))
+                    items.append(model if isinstance(model, Checkpoint) else _checkpoint(model))
             written = self._log.checkpoints.save(
                 *items, retention=self._retention, abandoned=abandoned
             )

@@ -12,13 +12,13 @@ derived).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from actors.catch_up import catch_up
 from actors.checkpointer import Checkpointer
 from eventstore.events import Envelope
-from eventstore.log import EventLog
+from eventstore.log import Checkpoint, EventLog
 from projections import projection as registry
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
@@ -66,6 +66,9 @@ class ReadModels:
         self.stale = False
         self._projections: dict[str, Projection] = {}
         self._unrestored: set[str] = set()  # lazy ones whose checkpoint is still to be read
+        # Lazy ones a rebuild built as snapshot bytes (start_from): restored from them on first
+        # use, and saved as they are; until then, an empty stand-in holds their place.
+        self._held: dict[str, Checkpoint] = {}
         # Holds committed events only (it skips what it has seen), so a reset never drops it.
         self._history = HistoryProjection()
         self._search: SearchProjection | None = None
@@ -118,7 +121,8 @@ class ReadModels:
     def get(self, kind: type[P]) -> P:
         """The registered projection `kind`, caught up to the others if folded lazily."""
         projection = self._projections[kind.name]
-        if kind.name in self._unrestored or projection.position < self.position:
+        lazy = kind.name in self._unrestored or kind.name in self._held
+        if lazy or projection.position < self.position:
             projection = self._bring_level(kind.name)
         return cast(P, projection)
 
@@ -176,6 +180,10 @@ class ReadModels:
     def names(self) -> tuple[str, ...]:
         return tuple(entry.name for entry in self._entries)
 
+    def held(self) -> frozenset[str]:
+        """The lazily folded models still held as a rebuild's snapshot (see start_from)."""
+        return frozenset(self._held)
+
     def items(self) -> list[tuple[str, Projection]]:
         """(name, projection) of every projection in the set, in registration order, each
         caught up."""
@@ -224,7 +232,11 @@ class ReadModels:
     def _bring_level(self, name: str) -> Projection:
         """A lazily folded projection, restored on its first use, then caught up."""
         entry = registered(name)
-        if name in self._unrestored:
+        held = self._held.pop(name, None)
+        if held is not None:
+            self._unrestored.discard(name)
+            self._projections[name] = entry.projection.from_snapshot(held.payload)
+        elif name in self._unrestored:
             self._unrestored.discard(name)
             if self._checkpoints is not None:
                 found = self._checkpoints.restore_lazy(
@@ -247,6 +259,7 @@ class ReadModels:
     def _empty(self) -> None:
         self._projections = {e.name: e.projection() for e in self._entries}
         self._unrestored = {e.name for e in self._entries if e not in self._eager}
+        self._held = {}
         self.stale = False
         self._derive()
 
@@ -289,12 +302,31 @@ class ReadModels:
         self._derive()
         return True
 
+    def start_from(
+        self, projections: Mapping[str, Projection], held: Mapping[str, Checkpoint] | None = None
+    ) -> None:
+        """Fold on from `projections` (by name, each built at one position, as a rebuild's
+        direct path builds them) instead of the empty ones this set began with. The `held`
+        ones, snapshots at that position, are not restored now: only on their first use
+        (restoring the conflicts model is seconds at 1,000,000 events, and a served graph may
+        never read it), folded on from there to the log's end; they are saved as they are."""
+        for name, projection in projections.items():
+            self._projections[registered(name).name] = projection
+        for name, checkpoint in (held or {}).items():
+            entry = registered(name)
+            self._held[entry.name] = checkpoint
+            self._projections[entry.name] = entry.projection()  # the stand-in
+        self._eager = tuple(e for e in self._eager if e.name not in self._held)
+        self._derive()
+
     def swap(self, fresh: ReadModels) -> None:
         """Serve from `fresh` (a folding set of every projection here, level with this one)
         from now on; the derived indexes start over from it."""
         assert fresh.names() == self.names(), "a full rebuild"
+        assert not {e.name for e in self._eager} & set(fresh._held), "only lazy ones are held"
         self._projections = dict(fresh._projections)
         self._unrestored.clear()  # no older checkpoint may replace the fresh fold
+        self._held = dict(fresh._held)
         self.stale = False
         self._derive()
 
@@ -303,7 +335,11 @@ class ReadModels:
         if self._checkpoints is None or self.stale:
             return
         eager = [self._projections[e.name] for e in self._eager]
-        lazy = [self._projections[e.name] for e in self._entries if e not in self._eager]
+        lazy = [
+            self._held.get(e.name) or self._projections[e.name]
+            for e in self._entries
+            if e not in self._eager
+        ]
         self._checkpoints.save(eager, lazy, final=final)
 
 

@@ -2,26 +2,37 @@
 
 Used by `graphmem rebuild` (fold the log from scratch, compare with the newest checkpoints,
 save fresh ones) and by the graph writer's background rebuild (fold on a worker thread while
-the old models keep serving). Only reads the log, so it runs beside a live writer, in this
+the old models keep serving). Both build the log's plain prefix directly
+(projections.plain_prefix: most of a real log, about twice as fast as folding it) and fold
+only the rest. Only reads the log, so it runs beside a live writer, in this
 process or another.
 """
 
 from __future__ import annotations
 
+import gc
+import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+import lmdb
 import structlog
 
 from actors.bridge import Reply
+from actors.catch_up import CatchUpCancelledError
 from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, restore_newest
 from actors.read_models import ReadModels
 from eventstore.checkpoints import Retention
+from eventstore.events import encode_envelope
+from eventstore.lmdb_log import LmdbEventLog
+from eventstore.lmdb_txn import READ_CHUNK, read_chunk
 from eventstore.log import Checkpoint, EventLog
 from projections.graph_diff import diff_graphs, encode_change
+from projections.plain_prefix import PlainPrefix, PrefixSnapshots
 from projections.projection import REGISTERED, registered
 from projections.schemas import SchemaProjection
 
@@ -32,13 +43,18 @@ __all__ = [
     "Mismatch",
     "RebuildReport",
     "RebuildResult",
+    "fold_fresh",
+    "read_prefix",
     "rebuild_checkpoints",
+    "stored_records",
 ]
 
 log = structlog.get_logger(__name__)
 
 PROJECTIONS = tuple(entry.name for entry in REGISTERED)
 """What can be rebuilt and checkpointed, in the order they are saved."""
+LAZY = tuple(entry.name for entry in REGISTERED if entry.lazy)
+"""What a server folds only when read: a background rebuild hands them over as bytes."""
 
 # --- in the background -----------------------------------------------------------------------
 
@@ -106,12 +122,123 @@ class BackgroundFold:
     def _run(self) -> None:
         started = time.perf_counter()
         try:
-            models = ReadModels.folding(self._log, self._names)
-            events = models.catch_up(cancelled=self._cancel.is_set)
+            models, events, _ = fold_fresh(
+                self._log, self._names, cancelled=self._cancel.is_set, hold=LAZY
+            )
             outcome = Folded(models, None, events, time.perf_counter() - started)
         except Exception as error:  # the worker's edge: the error goes to whoever asked
             outcome = Folded(None, error, 0, time.perf_counter() - started)
         self._done(outcome)
+
+
+# --- a fresh fold: the plain prefix built directly, the rest folded ------------------------
+
+
+def read_prefix(
+    event_log: EventLog,
+    names: Iterable[str],
+    upto: int,
+    *,
+    progress: Callable[[int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> PrefixSnapshots:
+    """The snapshots of `names` at the end of the log's plain prefix, up to `upto`, built
+    without a fold (projections.plain_prefix); position 0 if the log starts with an event that
+    is not plain. `progress` is told the events of each chunk read."""
+    names = tuple(names)
+    if not PlainPrefix.BUILDS.issuperset(names):
+        return PrefixSnapshots(0, {})  # a model it cannot build: every one is folded
+    prefix = PlainPrefix(getattr(event_log, "path", None))
+    # Millions of columns' items and keys that live until the snapshots are written, none in
+    # a cycle: collections would only scan them (they took half the time).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for raws in stored_records(event_log, upto):
+            read = prefix.feed(raws)
+            if progress is not None and read:
+                progress(read)
+            if prefix.ended:
+                break
+            if cancelled is not None and cancelled():
+                raise CatchUpCancelledError(f"stopped at position {prefix.position}")
+        built = prefix.snapshots(names) if prefix.position else PrefixSnapshots(0, {})
+    finally:
+        if collecting:
+            gc.enable()
+    return built
+
+
+def fold_fresh(
+    event_log: EventLog,
+    names: Iterable[str] | None = None,
+    *,
+    upto: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    hold: Iterable[str] = (),
+) -> tuple[ReadModels, int, int]:
+    """Fresh models of `names` (default: every registered one) up to `upto` (default: the
+    log's end), the events that took, and how many of them were the plain prefix built
+    directly (the rest folded). The models are what folding the whole log gives, byte for
+    byte in their snapshots. Those of `hold` built directly are held as their snapshots,
+    restored and folded on only when first read (ReadModels.start_from)."""
+    models = ReadModels.folding(event_log, names)
+    end = event_log.last_position() if upto is None else upto
+    prefix = read_prefix(event_log, models.names(), end, progress=progress, cancelled=cancelled)
+    _start_from(models, prefix, frozenset(hold))
+    events = models.catch_up(
+        upto=end,
+        each_chunk=None if progress is None else lambda c: progress(len(c)),
+        cancelled=cancelled,
+    )
+    return models, prefix.position + events, prefix.position
+
+
+def _start_from(
+    models: ReadModels, prefix: PrefixSnapshots, hold: frozenset[str] = frozenset()
+) -> None:
+    if prefix.position:
+        kinds = {name: registered(name).projection for name in prefix.snapshots}
+        models.start_from(
+            {
+                name: kinds[name].from_snapshot(data)
+                for name, data in prefix.snapshots.items()
+                if name not in hold
+            },
+            {
+                name: Checkpoint(name, kinds[name].version, prefix.position, data)
+                for name, data in prefix.snapshots.items()
+                if name in hold
+            },
+        )
+
+
+def stored_records(event_log: EventLog, upto: int) -> Iterator[list[bytes]]:
+    """The log's stored records from position 1 to `upto`, a chunk at a time: as stored in an
+    LMDB log (decoding them is the direct path's own business), encoded from any other."""
+    position = 1
+    if isinstance(event_log, LmdbEventLog):
+        db = event_log.shared.log_db
+        while position <= upto:
+            raws = event_log.read(partial(_chunk, db=db, position=position))
+            raws = raws[: upto - position + 1]
+            if not raws:
+                return
+            yield raws
+            position += len(raws)
+        return
+    envelopes = event_log.read_from(position)
+    while position <= upto:
+        chunk = list(itertools.islice(envelopes, min(READ_CHUNK, upto - position + 1)))
+        if not chunk:
+            return
+        yield list(map(encode_envelope, chunk))
+        position += len(chunk)
+
+
+def _chunk(txn: lmdb.Transaction, *, db: lmdb._Database, position: int) -> list[bytes]:
+    return read_chunk(txn, db, position)
 
 
 # --- checkpoints -------------------------------------------------------------------------------
@@ -141,6 +268,7 @@ class RebuildReport:
     events: int = 0
     fold_seconds: float = 0.0
     checked: list[tuple[str, int]] = field(default_factory=list)
+    direct_events: int = 0  # of `events`, the plain prefix built directly (read_prefix)
     mismatches: list[Mismatch] = field(default_factory=list)
     saved_bytes: int = 0
 
@@ -191,12 +319,32 @@ def rebuild_checkpoints(
     """Fold the log from scratch into fresh `names` projections; where the newest stored
     checkpoint of one covers a position, compare the fold with it there (a difference is a
     Mismatch, and that checkpoint is deleted); then save fresh checkpoints at the log's end,
-    dropping those of older projection versions."""
+    dropping those of older projection versions. The log's plain prefix, up to the first
+    stop, is built directly (`read_prefix`), the rest folded."""
     models = ReadModels.folding(event_log, names)
     report = RebuildReport(models.names())
     end = event_log.last_position()
     stored = {name: _restored(event_log, name, end) for name, _ in models.items()}
     stops = sorted({p.position for p in stored.values() if p is not None} | {end})
+    retention = retention or Retention(CHECKPOINT_EVERY, CHECKPOINTS_KEPT)
+    started = time.perf_counter()
+    prefix = read_prefix(event_log, report.names, stops[0], progress=progress)
+    report.fold_seconds += time.perf_counter() - started
+    report.events += prefix.position
+    report.direct_events = prefix.position
+    if prefix.position == end and stops == [end] and all(p is None for p in stored.values()):
+        # The whole log was plain and nothing is to be compared: its snapshots are saved as
+        # built (restored and encoded again, they are the same bytes).
+        report.position = end
+        report.saved_bytes = event_log.checkpoints.save(
+            *(
+                Checkpoint(name, registered(name).projection.version, end, data)
+                for name, data in prefix.snapshots.items()
+            ),
+            retention=retention,
+        )
+        return report
+    _start_from(models, prefix)
     for stop in stops:
         started = time.perf_counter()
         report.events += models.catch_up(
@@ -218,7 +366,7 @@ def rebuild_checkpoints(
             Checkpoint(name, projection.version, projection.position, projection.to_snapshot())
             for name, projection in models.items()
         ),
-        retention=retention or Retention(CHECKPOINT_EVERY, CHECKPOINTS_KEPT),
+        retention=retention,
     )
     for mismatch in report.mismatches:
         if mismatch.position != report.position:

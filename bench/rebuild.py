@@ -4,29 +4,35 @@ Run on one core, as the target is stated for one: `taskset -c 1 python -m bench.
 [--events N] [--dir DIR]`. Builds bench.core's realistic log (1M events by default), then
 measures: reading and decoding alone; a fold into the graph alone, into the graph and schema
 view (what the graph writer serves: its start-up fold when no checkpoint fits), and into every
-checkpointed model (graph, schemas, conflicts); `graphmem rebuild` as a whole (fold, compare,
-save); and the graph writer's start-up from the log alone. Prints a summary and writes
-bench/results/rebuild.json; `measure` and `print_report` are reused by bench.core.
+checkpointed model (graph, schemas, conflicts); a rebuild's direct path (the plain prefix,
+actors.rebuild.read_prefix) phase by phase; `graphmem rebuild` as a whole (direct path
+or fold, compare, save); and the graph writer's start-up from the log alone. Prints a
+summary and writes bench/results/rebuild.json; `measure` and `print_report` are reused by
+bench.core.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from actors.bridge import BlockingReply
 from actors.graph_writer import Ask, AskModels, GraphWriterActor, Rebuild
 from actors.read_models import ReadModels
-from actors.rebuild import RebuildResult, rebuild_checkpoints
+from actors.rebuild import RebuildResult, read_prefix, rebuild_checkpoints, stored_records
 from bench.log_data import build_log, host_facts, replay, start_up
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint
 from projections.graph import GraphProjection
+from projections.plain_prefix import PLAIN_DECODER, PlainPrefix
+from projections.projection import registered
 
 RESULTS = Path(__file__).parent / "results" / "rebuild.json"
 TARGET_EVENTS_PER_S = 500_000
@@ -52,6 +58,98 @@ def _fold(event_log: LmdbEventLog, names: tuple[str, ...]) -> Callable[[], Any]:
     return run
 
 
+def _direct(event_log: LmdbEventLog) -> dict[str, float]:
+    """The direct path (actors.rebuild.read_prefix) phase by phase, each the best of RUNS:
+    reading the stored records alone, reading and decoding them with the plain decoder, the
+    whole scan into columns, each model's snapshot from the columns, and the three restored
+    (what a fresh fold hands a server before folding the rest)."""
+    end = event_log.last_position()
+    timings: dict[str, list[float]] = {}
+
+    def timed(name: str, run: Callable[[], Any]) -> Any:
+        started = time.perf_counter()
+        result = run()
+        timings.setdefault(name, []).append(time.perf_counter() - started)
+        return result
+
+    collecting = gc.isenabled()
+    gc.disable()  # as read_prefix runs
+    try:
+        for _ in range(RUNS):
+            _direct_once(event_log, end, timed)
+    finally:
+        if collecting:
+            gc.enable()
+    best = {name: min(values) for name, values in timings.items()}
+    graph_s = best["scan"] + best["graph"]
+    all_s = graph_s + best["schemas"] + best["conflicts"]
+    return {
+        "direct_read_s": best["read"],
+        "direct_read_decode_s": best["decode"],
+        "direct_read_decode_events_per_s": end / best["decode"],
+        "direct_scan_s": best["scan"],
+        "direct_graph_snapshot_s": best["graph"],
+        "direct_schemas_snapshot_s": best["schemas"],
+        "direct_conflicts_snapshot_s": best["conflicts"],
+        "direct_restore_s": best["restore"],
+        "direct_graph_events_per_s": end / graph_s,
+        "direct_all_models_events_per_s": end / all_s,
+        "direct_all_models_restored_events_per_s": end / (all_s + best["restore"]),
+    }
+
+
+def alternating(event_log: LmdbEventLog) -> dict[str, float]:
+    """Every checkpointed model from the whole log, folded and built directly (read_prefix),
+    one after the other RUNS times, in CPU seconds (best of each): on a shared machine, the
+    ratio of the two is what survives the load."""
+    end = event_log.last_position()
+    names = ("graph", "schemas", "conflicts")
+    fold, direct = [], []
+    for _ in range(RUNS):
+        started = time.process_time()
+        _fold(event_log, names)()
+        fold.append(time.process_time() - started)
+        started = time.process_time()
+        read_prefix(event_log, names, end)
+        direct.append(time.process_time() - started)
+    return {
+        "alternating_fold_all_models_cpu_s": min(fold),
+        "alternating_direct_all_models_cpu_s": min(direct),
+        "alternating_direct_all_models_events_per_cpu_s": end / min(direct),
+    }
+
+
+def _direct_once(
+    event_log: LmdbEventLog, end: int, timed: Callable[[str, Callable[[], Any]], Any]
+) -> None:
+    def scan() -> PlainPrefix:
+        prefix = PlainPrefix()
+        for raws in stored_records(event_log, end):
+            prefix.feed(raws)
+        assert prefix.position == end, "the benchmark's log is plain throughout"
+        return prefix
+
+    timed("read", lambda: sum(map(len, stored_records(event_log, end))))
+    timed("decode", lambda: [_decode_plain(raws) for raws in stored_records(event_log, end)])
+    prefix: PlainPrefix = timed("scan", scan)
+    built: dict[str, bytes] = {}
+    for name in ("graph", "schemas", "conflicts"):
+        built[name] = timed(name, partial(_snapshot, prefix, name))
+    timed("restore", partial(_restore, built))
+
+
+def _snapshot(prefix: PlainPrefix, name: str) -> bytes:
+    return prefix.snapshots([name]).snapshots[name]
+
+
+def _restore(built: dict[str, bytes]) -> list[Any]:
+    return [registered(name).projection.from_snapshot(data) for name, data in built.items()]
+
+
+def _decode_plain(raws: list[bytes]) -> list[Any]:
+    return list(map(PLAIN_DECODER, raws))
+
+
 def measure(root: Path, n_events: int) -> dict[str, Any]:
     """The rebuild figures on a fresh `n_events` log under `root`."""
     event_log = build_log(root / "rebuild", n_events)
@@ -61,6 +159,7 @@ def measure(root: Path, n_events: int) -> dict[str, Any]:
         graph_s = _best(_fold(event_log, ("graph",)))
         served_s = _best(_fold(event_log, ("graph", "schemas")))
         all_s = _best(_fold(event_log, ("graph", "schemas", "conflicts")))
+        direct = _direct(event_log) | alternating(event_log)
         started = time.perf_counter()
         report = rebuild_checkpoints(event_log)
         command_s = time.perf_counter() - started
@@ -79,6 +178,7 @@ def measure(root: Path, n_events: int) -> dict[str, Any]:
         "graph_events_per_s": events / graph_s,
         "graph_and_schemas_events_per_s": events / served_s,
         "all_models_events_per_s": events / all_s,
+        **direct,
         "rebuild_command_s": command_s,
         "rebuild_command_fold_events_per_s": report.events_per_second,
         "rebuild_command_saved_bytes": report.saved_bytes,
@@ -162,6 +262,22 @@ def _upgradestart_up(event_log: LmdbEventLog) -> dict[str, float]:
 
 
 def print_report(row: dict[str, Any]) -> None:
+    if "direct_scan_s" in row:
+        print(
+            f"\ndirect path (the plain prefix, here the whole log): read "
+            f"{row['direct_read_s']:.2f} s, read + plain decode "
+            f"{row['direct_read_decode_s']:.2f} s "
+            f"({row['direct_read_decode_events_per_s']:,.0f} ev/s), scan into columns "
+            f"{row['direct_scan_s']:.2f} s, snapshots: graph "
+            f"{row['direct_graph_snapshot_s']:.2f} s, "
+            f"schemas {row['direct_schemas_snapshot_s']:.3f} s, conflicts "
+            f"{row['direct_conflicts_snapshot_s']:.2f} s; graph "
+            f"{row['direct_graph_events_per_s']:,.0f} ev/s, every checkpointed model "
+            f"{row['direct_all_models_events_per_s']:,.0f} ev/s, restored too "
+            f"{row['direct_all_models_restored_events_per_s']:,.0f} ev/s; alternating with the "
+            f"fold, every model: {row['alternating_direct_all_models_cpu_s']:.2f} against "
+            f"{row['alternating_fold_all_models_cpu_s']:.2f} CPU s"
+        )
     print(
         f"\nrebuild of a {row['events']:,}-event log (best of {RUNS}; target "
         f"{row['target_events_per_s']:,} ev/s): read + decode {row['decode_events_per_s']:,.0f} "

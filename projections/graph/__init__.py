@@ -8,13 +8,15 @@ The public face of a package of private modules, each with one role:
   in its docstring);
 - `_reads`: its read methods over the records;
 - `_codec`: the snapshot format, a GraphState to columnar msgpack and back;
-- `_plain`: the snapshot of a log of plain creations (a bulk import's), built without a fold.
+- `_plain`: the snapshot of a log of plain creations (a bulk import's), built without a fold;
+- `_prefix`: the snapshot of a log's plain prefix (a rebuild's direct path), likewise.
 
 Nothing outside the package imports a private module.
 """
 
 from projections.graph._codec import SnapshotError, decode_snapshot, encode_snapshot
 from projections.graph._plain import PlainGraph, plain_snapshot
+from projections.graph._prefix import PrefixGraph, prefix_snapshot, relation_keys, same_runs
 from projections.graph._projection import GraphProjection
 from projections.graph._reads import FoldFollower
 from projections.graph._records import GraphState, RelationKey
@@ -34,6 +36,7 @@ __all__ = [
     "GraphSnapshot",
     "GraphState",
     "PlainGraph",
+    "PrefixGraph",
     "RelationDetails",
     "RelationKey",
     "RelationView",
@@ -41,4 +44,7 @@ __all__ = [
     "decode_snapshot",
     "encode_snapshot",
     "plain_snapshot",
+    "prefix_snapshot",
+    "relation_keys",
+    "same_runs",
 ]
