@@ -23,7 +23,9 @@ from setuptools import Distribution, Extension
 from setuptools.command.build_ext import build_ext
 
 # Importable module name -> its C source, relative to the project root.
-EXTENSIONS: dict[str, str] = {}
+EXTENSIONS: dict[str, str] = {
+    "projections._prefix_scan": "projections/_prefix_scan.c",
+}
 
 _OPTIMISE = ["-O2"]
 
