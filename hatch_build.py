@@ -24,6 +24,7 @@ from setuptools.command.build_ext import build_ext
 
 # Importable module name -> its C source, relative to the project root.
 EXTENSIONS: dict[str, str] = {
+    "projections._prefix_scan": "projections/_prefix_scan.c",
     "projections._prefix_write": "projections/_prefix_write.c",
 }
 

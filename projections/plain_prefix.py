@@ -19,14 +19,19 @@ older stamp, a record that does not decode), the prefix ends before it: the call
 the snapshots and folds the rest as always. tests/property/test_plain_prefix.py proves the
 snapshots equal, byte for byte, to the fold's of the same prefix, for any log.
 
-Records are decoded by a decoder of only the fields the plain events need (an event with
-any other field, or of another kind, fails it and is decoded whole), in C, a chunk at a time.
+Records are read by projections._prefix_scan (C, from the raw msgpack, straight into the
+columns) while it takes them for certain; it hands each record it does not take to the Python
+path here, which decides. The Python path is also the whole of it where the C module is not
+built, or GRAPHMEM_PURE_PYTHON=1 is set when this is imported: it decodes records by a decoder
+of only the fields the plain events need (an event with any other field, or of another kind,
+fails it and is decoded whole), a chunk at a time. Both give the same columns, property-tested.
 """
 
 from __future__ import annotations
 
+import os
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import attrgetter, is_
@@ -55,7 +60,18 @@ from projections.graph import GraphProjection, PrefixGraph, prefix_snapshot
 from projections.prefix_conflicts import conflicts_snapshot
 from projections.schemas import SchemaProjection
 
-__all__ = ["PLAIN_DECODER", "PlainPrefix", "PrefixSnapshots"]
+__all__ = ["COMPILED", "PLAIN_DECODER", "PlainPrefix", "PrefixSnapshots"]
+
+_Scan = Callable[..., tuple[int, int, tuple[int, str, int], tuple[bytes, ...]]]
+_compiled_scan: _Scan | None
+try:
+    if os.environ.get("GRAPHMEM_PURE_PYTHON") == "1":  # read once: the suite and bench compare
+        raise ImportError("GRAPHMEM_PURE_PYTHON=1")
+    from projections._prefix_scan import scan as _compiled_scan
+except ImportError:  # not built (no compiler at install): the Python path does it all
+    _compiled_scan = None
+COMPILED = _compiled_scan is not None
+"""Whether feed runs the C kernel (projections._prefix_scan) by default."""
 
 
 class _Entity(msgspec.Struct, tag_field="type", tag="EntityCreated", gc=False,
@@ -132,8 +148,11 @@ class PlainPrefix:
     # The projections whose snapshots it writes (any other is folded from the start).
     BUILDS = frozenset((GraphProjection.name, SchemaProjection.name, ConflictsProjection.name))
 
-    def __init__(self, path: str | None = None) -> None:
+    def __init__(self, path: str | None = None, *, compiled: bool = COMPILED) -> None:
         self._path = path  # named in a DamagedLogError
+        if compiled and _compiled_scan is None:
+            raise ValueError("the C kernel projections._prefix_scan is not built")
+        self._scan = _compiled_scan if compiled else None
         self.graph = PrefixGraph()
         self.ended = False  # an event that is not plain was met: the prefix ends before it
         self._schemas = SchemaProjection()
@@ -151,12 +170,17 @@ class PlainPrefix:
         if self.ended:
             return 0
         start = self.graph.position
-        for part in _parts(raws):
-            if isinstance(part, list):
-                if not (self._run(part) or self._plain(part)):
-                    break
-            elif not self._other(decode_record(part, self.graph.position + 1, self._path)):
+        if self._scan is None:
+            self._feed(raws)
+            return self.graph.position - start
+        raws = raws if type(raws) is list else list(raws)
+        at = 0
+        while at < len(raws):
+            at += self._compiled(raws, at)
+            # The record the kernel did not take, if any: the Python path decides it.
+            if at < len(raws) and not self._feed(raws[at : at + 1]):
                 break
+            at += 1
         return self.graph.position - start
 
     def snapshots(self, names: Iterable[str]) -> PrefixSnapshots:
@@ -176,6 +200,29 @@ class PlainPrefix:
         return PrefixSnapshots(position, made)
 
     # --- reading ----------------------------------------------------------------------
+
+    def _compiled(self, raws: list[bytes], at: int) -> int:
+        """Read raws[at:] in C while it takes them (see projections/_prefix_scan.c); returns
+        how many it read. It appends to the lists and index itself, the arrays here."""
+        assert self._scan is not None
+        graph = self.graph
+        read, graph.position, self._last, columns = self._scan(
+            raws, at, self._index, self._origin_ids, graph.origins, graph.names, graph.types,
+            graph.contents, graph.relation_types, graph.stubs, graph.position, self._last,
+        )  # fmt: skip
+        for column, rows in zip(_kernel_columns(graph), columns, strict=True):
+            column.frombytes(rows)
+        return read
+
+    def _feed(self, raws: Sequence[bytes]) -> bool:
+        """Read records in Python up to the first that is not plain; False if one is not."""
+        for part in _parts(raws):
+            if isinstance(part, list):
+                if not (self._run(part) or self._plain(part)):
+                    return False
+            elif not self._other(decode_record(part, self.graph.position + 1, self._path)):
+                return False
+        return True
 
     def _run(self, records: list[_Record]) -> bool:
         """Read a run of records in C-level passes, column by column, if it is the usual
@@ -371,6 +418,18 @@ def _stamp_columns(graph: PrefixGraph) -> list[tuple[array[int], ...]]:
         (graph.observation_hlc, graph.observation_origin, graph.observation_seq),
         (graph.relation_hlc, graph.relation_origin, graph.relation_seq),
     ]
+
+
+def _kernel_columns(graph: PrefixGraph) -> list[array[int]]:
+    """The arrays the C kernel returns rows of, in its order (_prefix_scan.c's C_ enum)."""
+    return [
+        graph.entity_hlc, graph.entity_origin, graph.entity_seq,
+        graph.observed,
+        graph.observation_hlc, graph.observation_origin, graph.observation_seq,
+        graph.sources, graph.targets,
+        graph.relation_hlc, graph.relation_origin, graph.relation_seq,
+        graph.kinds,
+    ]  # fmt: skip
 
 
 def _parts(raws: Sequence[bytes]) -> Iterable[list[_Record] | bytes]:

@@ -6,13 +6,17 @@ updates, re-creations, names written to before their creation, older stamps, oth
 from the graph fold's own event strategy (tests/property/test_graph_fold.py) and plain runs of
 the shape a real log has. For each: the snapshots written at the prefix's end are, byte for
 byte, the fold's of that prefix; restored and folded on, they end as the fold of the whole
-log; and whatever the chunking of the records, the prefix ends at the same place.
+log; and whatever the chunking of the records, the prefix ends at the same place. Each test
+runs both implementations of the scan: the C kernel (projections._prefix_scan, skipped only
+where it is not built) and the pure-Python path (tests/property/test_prefix_scan.py compares
+the two with each other).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -29,11 +33,19 @@ from eventstore.events import (
 )
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
-from projections.plain_prefix import PlainPrefix
+from projections.plain_prefix import COMPILED, PlainPrefix
 from projections.schemas import SchemaProjection
 from tests.property.test_graph_fold import EVENTS
 
 MODELS = (GraphProjection, SchemaProjection, ConflictsProjection)
+# The scan's two implementations, by `compiled`.
+SCANS = pytest.mark.parametrize(
+    "compiled",
+    [
+        pytest.param(True, id="C", marks=pytest.mark.skipif(not COMPILED, reason="not built")),
+        pytest.param(False, id="Python"),
+    ],
+)
 NAMES = ["a", "b", "c", "d", "e", "f", "Zoë", "名前"]
 PLAIN: st.SearchStrategy[AnyEvent] = st.one_of(
     st.builds(EntityCreated, name=st.sampled_from(NAMES), entity_type=st.sampled_from("tu")),
@@ -98,10 +110,16 @@ def folded(envelopes: list[Envelope]) -> dict[str, bytes]:
     return snapshots
 
 
-def read_directly(envelopes: list[Envelope], chunks: list[int]) -> PlainPrefix:
+def read_directly(
+    envelopes: list[Envelope], chunks: list[int], compiled: bool = COMPILED
+) -> PlainPrefix:
     """The direct path over the log's stored records, fed in chunks of the given sizes."""
-    records = list(map(encode_envelope, envelopes))
-    prefix = PlainPrefix()
+    return feed_records(list(map(encode_envelope, envelopes)), chunks, compiled)
+
+
+def feed_records(records: list[bytes], chunks: list[int], compiled: bool) -> PlainPrefix:
+    """A PlainPrefix fed the stored records in chunks of the given sizes, by one scan."""
+    prefix = PlainPrefix(compiled=compiled)
     start = 0
     for size in [*chunks, len(records)]:
         prefix.feed(records[start : start + size])
@@ -143,26 +161,28 @@ def every_case() -> list[Envelope]:
     return envelopes
 
 
+@SCANS
 @settings(max_examples=300, deadline=None)
 @given(logs(), st.lists(st.integers(1, 30), max_size=8))
 @example(every_case(), [4])
 @example(every_case(), [])
 def test_the_snapshots_written_at_the_end_of_a_plain_prefix_are_the_fold_s_byte_for_byte(
-    envelopes: list[Envelope], chunks: list[int]
+    compiled: bool, envelopes: list[Envelope], chunks: list[int]
 ) -> None:
-    prefix = read_directly(envelopes, chunks)
+    prefix = read_directly(envelopes, chunks, compiled)
     built = prefix.snapshots(model.name for model in MODELS)
     assert built.position == prefix.position
     assert built.snapshots == folded(envelopes[: prefix.position])
 
 
+@SCANS
 @settings(max_examples=300, deadline=None)
 @given(logs(), st.lists(st.integers(1, 30), max_size=8))
 @example(every_case(), [4])
 def test_the_prefix_restored_and_the_rest_folded_equals_folding_the_whole_log(
-    envelopes: list[Envelope], chunks: list[int]
+    compiled: bool, envelopes: list[Envelope], chunks: list[int]
 ) -> None:
-    prefix = read_directly(envelopes, chunks)
+    prefix = read_directly(envelopes, chunks, compiled)
     built = prefix.snapshots(model.name for model in MODELS).snapshots
     rest = envelopes[prefix.position :]
     snapshots = {}
@@ -173,36 +193,45 @@ def test_the_prefix_restored_and_the_rest_folded_equals_folding_the_whole_log(
     assert snapshots == folded(envelopes)
 
 
+@SCANS
 @settings(max_examples=200, deadline=None)
 @given(logs(), st.lists(st.integers(1, 30), max_size=8))
 def test_the_prefix_ends_at_the_same_place_however_the_records_are_chunked(
-    envelopes: list[Envelope], chunks: list[int]
+    compiled: bool, envelopes: list[Envelope], chunks: list[int]
 ) -> None:
-    assert read_directly(envelopes, chunks).position == read_directly(envelopes, []).position
+    assert (
+        read_directly(envelopes, chunks, compiled).position
+        == read_directly(envelopes, [], compiled).position
+    )
 
 
-def test_the_prefix_reaches_past_stubs_repeats_attributes_and_schemas_to_the_first_deletion() -> (
-    None
-):
+@SCANS
+def test_the_prefix_reaches_past_stubs_repeats_attributes_and_schemas_to_the_first_deletion(
+    compiled: bool,
+) -> None:
     envelopes = every_case()
     for chunks in ([], [4], [1] * len(envelopes)):
-        prefix = read_directly(envelopes, chunks)
+        prefix = read_directly(envelopes, chunks, compiled)
         assert prefix.ended
         assert prefix.position == 11, chunks  # EntityDeleted is the 12th
 
 
-def test_a_log_that_starts_with_an_event_that_is_not_plain_has_an_empty_prefix() -> None:
+@SCANS
+def test_a_log_that_starts_with_an_event_that_is_not_plain_has_an_empty_prefix(
+    compiled: bool,
+) -> None:
     envelopes = [
         Envelope(position=1, origin="n1", origin_seq=1, hlc=1, tx=1,
                  event=EntityDeleted(name="a")),
         Envelope(position=2, origin="n1", origin_seq=2, hlc=2, tx=2,
                  event=EntityCreated(name="a", entity_type="t")),
     ]  # fmt: skip
-    prefix = read_directly(envelopes, [])
+    prefix = read_directly(envelopes, [], compiled)
     assert prefix.ended and prefix.position == 0
 
 
-def test_an_older_stamp_ends_the_prefix_before_it_wherever_the_chunks_end() -> None:
+@SCANS
+def test_an_older_stamp_ends_the_prefix_before_it_wherever_the_chunks_end(compiled: bool) -> None:
     events: list[tuple[str, int, AnyEvent]] = [
         ("n1", 5, EntityCreated(name="a", entity_type="t")),
         ("n1", 6, EntityCreated(name="b", entity_type="t")),
@@ -214,6 +243,6 @@ def test_an_older_stamp_ends_the_prefix_before_it_wherever_the_chunks_end() -> N
         for p, (o, h, e) in enumerate(events, start=1)
     ]
     for chunks in ([], [1], [2], [1, 1, 1]):
-        prefix = read_directly(envelopes, chunks)
+        prefix = read_directly(envelopes, chunks, compiled)
         assert prefix.ended and prefix.position == 2, chunks
         assert prefix.snapshots(["graph"]).snapshots["graph"] == folded(envelopes[:2])["graph"]
