@@ -210,14 +210,13 @@ class Checkpointer:
 
     def save(
         self, eager: Sequence[Projection], lazy: Sequence[Projection], *, final: bool = False
-    ) -> list[Checkpoint]:
+    ) -> None:
         """Save the projections in one write transaction; the caller vouches that they hold
         only committed events, and that the eager ones are level. A failure is logged and
         retried only an interval later, so a full disk costs one attempt per interval, never
-        a write. Returns the checkpoints written (none if skipped or failed): the graph
-        writer repacks its graph from the graph's snapshot (actors.graph_repack)."""
+        a write."""
         if self.every is None or not eager:
-            return []
+            return
         position = eager[0].position
         stopping = self._stopping
         if stopping is not None and not stopping.fits(stopping.last_save_seconds):
@@ -228,7 +227,7 @@ class Checkpointer:
                 reason="a stop was asked and the save would not end before its deadline",
                 last_save_seconds=round(stopping.last_save_seconds, 3),
             )
-            return []
+            return
         abandoned = stopping.passed if stopping is not None else None
         started = time.perf_counter()
         items: list[Checkpoint] = []
@@ -251,15 +250,15 @@ class Checkpointer:
                 reason="a stop was asked and its deadline passed",
                 seconds=round(time.perf_counter() - started, 3),
             )
-            return []
+            return
         except StorageError as fault:  # a full or read-only disk: expected, no stack
             log.warning("checkpoint_save_failed", position=position, reason=str(fault))
             self.saved_at = position
-            return []
+            return
         except Exception:  # checkpoints are an optimisation: a failure must not stop writes
             log.exception("checkpoint_save_failed", position=position)
             self.saved_at = position
-            return []
+            return
         self.saved_at = position
         for item in items[len(eager) :]:
             self._lazy_at[item.name] = max(self._lazy_at.get(item.name, 0), item.position)
@@ -274,7 +273,6 @@ class Checkpointer:
             bytes=written,
             seconds=round(seconds, 3),
         )
-        return items
 
 
 def _checkpoint(projection: Projection) -> Checkpoint:

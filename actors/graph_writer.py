@@ -19,7 +19,6 @@ from actors.commands import Command, CommandResult
 from actors.decide import Decision, decide
 from actors.errors import CommandRejectedError
 from actors.family_index_progress import FamilyIndexProgress
-from actors.graph_repack import Repacked, release_old_graph, start_repack
 from actors.hooks import Hooks, operation_of
 from actors.read_models import ModelsQuery, ReadModels
 from actors.rebuild import BackgroundFold, Folded, RebuildResult
@@ -211,7 +210,6 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._family_stepping = False  # a _FamilyIndexStep is queued
         self._family_assembling: FamilyIndexBuild | None = None  # on its own thread
         self._family_started = 0.0
-        self._repacking = False  # a graph repack's thread is running (actors.graph_repack)
 
     # --- pykka hooks ----------------------------------------------------------------------
 
@@ -358,8 +356,6 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._install_family_index(build, index)
             case AdoptSearch(position=position, index=index):
                 self._adopt_search(position, index)
-            case Repacked(old=old, fresh=fresh):
-                self._repacked(old, fresh)
             case _WarmSearch():
                 self._warming = False
                 self._flush()  # queued commands first: a warm-up step only fills idle time
@@ -657,28 +653,7 @@ class GraphWriterActor(pykka.ThreadingActor):
     def _save_checkpoints(self, *, final: bool = False) -> None:
         if self._dirty:
             return  # never a model that may hold uncommitted events (nor a stale one: save)
-        saved = self._models.save(final=final)
-        if final or self._bulk_load or self._repacking:
-            return  # a final save precedes a stop; an import's graph is never served
-        graph = self._models.repackable()
-        snapshot = next((c.payload for c in saved if c.name == GraphProjection.name), None)
-        if graph is not None and snapshot is not None and graph.position == self._models.position:
-            # The fold's objects since the last restore or repack, swapped for the restored
-            # layout's, off this thread (actors.graph_repack).
-            self._repacking = True
-            start_repack(self._log, graph, snapshot, self.actor_ref.tell)
-
-    def _repacked(self, old: GraphProjection, fresh: GraphProjection | None) -> None:
-        self._repacking = False
-        if fresh is None:
-            return  # logged by the thread
-        self._flush()  # queued commands first: their events are then folded into both
-        self._catch_up()  # only committed events: folds what other processes appended
-        adopted = not self._dirty and self._models.repack_graph(old, fresh)
-        log.info("graph_repacked", adopted=adopted, position=self._models.position)
-        del old, fresh
-        if adopted:
-            release_old_graph()
+        self._models.save(final=final)
 
     def _catch_up(self, *, start_up: bool = False) -> None:
         if self._dirty:

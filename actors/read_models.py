@@ -18,7 +18,7 @@ from typing import Any, TypeVar, cast
 from actors.catch_up import catch_up
 from actors.checkpointer import Checkpointer
 from eventstore.events import Envelope
-from eventstore.log import Checkpoint, EventLog
+from eventstore.log import EventLog
 from projections import projection as registry
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection
@@ -298,49 +298,13 @@ class ReadModels:
         self.stale = False
         self._derive()
 
-    def save(self, *, final: bool = False) -> list[Checkpoint]:
-        """Checkpoint the projections (the caller vouches they hold committed events only);
-        returns the checkpoints written."""
+    def save(self, *, final: bool = False) -> None:
+        """Checkpoint the projections (the caller vouches they hold committed events only)."""
         if self._checkpoints is None or self.stale:
-            return []
+            return
         eager = [self._projections[e.name] for e in self._eager]
         lazy = [self._projections[e.name] for e in self._entries if e not in self._eager]
-        return self._checkpoints.save(eager, lazy, final=final)
-
-    # --- repacking the graph --------------------------------------------------------------
-
-    def repackable(self) -> GraphProjection | None:
-        """The served graph, if it may be replaced by an equal one (`repack_graph`): a
-        serving set, current (not stale), derived, whose graph has no follower (a family
-        index built over it reads its records) and whose search index is not being built
-        over its listing. None otherwise."""
-        if not self._serving or self.stale or self._underived:
-            return None
-        graph = cast(GraphProjection, self._projections[GraphProjection.name])
-        if graph.followed_by() is not None:
-            return None
-        if self._search is not None and self._search.building:
-            return None
-        return graph
-
-    def repack_graph(self, old: GraphProjection, fresh: GraphProjection) -> bool:
-        """Serve `fresh` (restored from a checkpoint of this log, then folded further on
-        another thread: the restored layout, which holds less than a fold's objects) instead
-        of `old`, once it is folded up to this set's position from the log; True if it was.
-        Refused (False) if `old` is no longer served (a reset, restore or swap since), if the
-        set cannot take it now (`repackable`), or if `fresh` is past this set's position. The
-        same log up to the same position folds to the same graph, so every read is unchanged;
-        the derived indexes keep what they hold and read `fresh` from now on."""
-        if self.repackable() is not old or fresh.position > self.position:
-            return False
-        catch_up(self.event_log, fresh.apply_all, fresh.position, upto=self.position)
-        fresh.take_name_indexes(old)
-        self._projections[GraphProjection.name] = fresh
-        if self._search is not None:
-            self._search.share_names(fresh.entity_names())  # not the old graph's copies
-        if self._schema_view is not None:
-            self._schema_view.follow(fresh)
-        return True
+        self._checkpoints.save(eager, lazy, final=final)
 
 
 ModelsQuery = Callable[[ReadModels], Any]

@@ -101,11 +101,6 @@ class SchemaViewProjection:
         self.parses = 0
         """Entities parsed against a schema so far: shows how much a refresh re-read."""
 
-    def follow(self, graph: GraphProjection) -> None:
-        """Read `graph` from now on instead of the graph it was built over, which `graph`
-        equals (the writer's repacked graph, actors.graph_repack): every result stays."""
-        self._graph = graph
-
     def note(self, envelopes: Iterable[Envelope]) -> None:
         """Remember which entities and schema types the applied envelopes touched (cheap)."""
         if self._full:

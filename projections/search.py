@@ -309,12 +309,6 @@ class SearchProjection:
             found.sort(key=graph.creation_key)  # type: ignore[arg-type]
         return found
 
-    @property
-    def building(self) -> bool:
-        """True while a whole-index build is under way: it reads a listing of the graph it
-        started on, so that graph must stay the one served until the build ends."""
-        return self._building is not None
-
     def share_names(self, names: Iterable[str]) -> None:
         """Hold the entity names as these equal strings (the graph's own): an index built
         from another copy of the graph (the early reads') then keeps no second copy of them."""

@@ -143,14 +143,6 @@ class GraphProjection(GraphReads):
         this, the start-up and as-of path, as fast as decoding."""
         return cls(decode_snapshot(data))
 
-    def take_name_indexes(self, other: GraphProjection) -> None:
-        """Take `other`'s name indexes (the paged listing's and name resolution's), built from
-        a graph equal to this one: a repacked graph (actors.graph_repack) then serves its
-        first paged read or name lookup without building them again. Only strings are shared;
-        `other` must not be folded further."""
-        self._by_name, other._by_name = other._by_name, None
-        self._names, other._names = other._names, None
-
     def collect_tombstones(self, watermark: Mapping[str, int]) -> Collected:
         """Drop the invisible records every stamp of which `watermark` covers ({origin: seq};
         see projections.graph._collect): the caller vouches that every event folded later is
