@@ -36,7 +36,6 @@ from projections.graph_family import (
     FamilyIndexBuildingError,
     family_index_built,
 )
-from projections.heap import keep_large_blocks_mapped
 from projections.search import SearchProjection
 
 log = structlog.get_logger(__name__)
@@ -217,10 +216,6 @@ class GraphWriterActor(pykka.ThreadingActor):
     def on_start(self) -> None:
         if self._stopping is not None:
             self._stopping.writer_stopped.clear()
-        if not self._bulk_load:
-            # A served process's large transients (snapshots, whole-graph answers) handed
-            # back once freed, not kept in the heap (projections.heap).
-            keep_large_blocks_mapped()
         # pykka neither calls on_failure nor answers queued tells when on_start raises, so a
         # failure here is settled on `ready` for whoever waits on the start.
         try:
