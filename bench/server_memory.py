@@ -50,6 +50,7 @@ from projections.history import HistoryProjection
 
 MIB = 1 << 20
 BATCH = 200
+_REPOSITORY = str(Path(__file__).resolve().parents[1]) + "/"  # cut from the lines shown
 TOP = 14
 
 
@@ -103,7 +104,7 @@ async def _models(data_dir: Path, n: int, fill: bool) -> dict[str, Any]:
         "by_module": _grouped(snapshot, n),
         "by_line": [
             {
-                "line": str(stat.traceback[0]).split("wt-memory/")[-1],
+                "line": str(stat.traceback[0]).split(_REPOSITORY)[-1],
                 "bytes_per_entity": round(stat.size / n, 1),
                 "count": stat.count,
             }
