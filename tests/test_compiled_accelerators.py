@@ -6,9 +6,10 @@ from __future__ import annotations
 import ast
 import importlib
 import os
-import re
+import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -38,16 +39,20 @@ def test_the_prefix_scan_is_among_the_accelerators_the_build_compiles() -> None:
     assert "projections._prefix_scan" in extensions()
 
 
-@pytest.mark.skipif(os.environ.get("GRAPHMEM_REQUIRE_COMPILED") != "1", reason="not required")
+def _can_compile() -> bool:
+    """A C compiler and Python's headers: what hatch_build needs to compile the accelerators."""
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    return shutil.which(compiler) is not None and headers.exists()
+
+
+# Where the install could compile them (CI, a developer's machine), a C source that stopped
+# compiling must fail here rather than pass unseen as the pure-Python fallback; a machine
+# without a compiler installs the fallback (hatch_build warns) and skips.
+@pytest.mark.skipif(not _can_compile(), reason="no C compiler or Python headers: fallback only")
+@pytest.mark.skipif(os.environ.get("GRAPHMEM_PURE_PYTHON") == "1", reason="built without them")
 @pytest.mark.parametrize("module", extensions())
-def test_every_accelerator_is_built_where_graphmem_require_compiled_is_set(module: str) -> None:
-    importlib.import_module(module)  # an ImportError fails the test
-
-
-def test_ci_and_the_readme_install_with_the_accelerators_required() -> None:
-    # A C source that stopped compiling would otherwise install the fallback and pass unseen.
-    line = re.compile(r"^.*pip install -e '[^']+' && scripts/check$", re.MULTILINE)
-    readme = line.findall((ROOT / "README.md").read_text("utf-8"))
-    ci = line.findall((ROOT / ".ci" / "run").read_text("utf-8"))
-    assert readme == ci and len(ci) == 1
-    assert " GRAPHMEM_REQUIRE_COMPILED=1 pip install -e " in ci[0]
+def test_every_accelerator_is_built_where_a_c_compiler_and_the_python_headers_are_present(
+    module: str,
+) -> None:
+    importlib.import_module(module)  # an ImportError fails the test: reinstall (`pip install -e .`)
