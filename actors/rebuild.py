@@ -141,10 +141,14 @@ def read_prefix(
     *,
     progress: Callable[[int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    stops: Iterable[int] = (),
+    at_stop: Callable[[PlainPrefix], None] | None = None,
 ) -> PrefixSnapshots:
     """The snapshots of `names` at the end of the log's plain prefix, up to `upto`, built
     without a fold (projections.plain_prefix); position 0 if the log starts with an event that
-    is not plain. `progress` is told the events of each chunk read."""
+    is not plain. `progress` is told the events of each chunk read; `at_stop` is handed the
+    prefix at each of `stops` before `upto` that it reaches (its snapshots can be taken
+    there: reading goes on after)."""
     names = tuple(names)
     if not PlainPrefix.BUILDS.issuperset(names):
         return PrefixSnapshots(0, {})  # a model it cannot build: every one is folded
@@ -154,8 +158,19 @@ def read_prefix(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for raws in stored_records(event_log, upto):
-            read = prefix.feed(raws)
+        inner = sorted(stop for stop in set(stops) if 0 < stop < upto)
+        for chunk in stored_records(event_log, upto):
+            raws = chunk
+            # A stop inside this chunk: the records up to it first, then the stop's check.
+            while inner and not prefix.ended and prefix.position + len(raws) >= inner[0]:
+                cut = inner.pop(0) - prefix.position
+                head, raws = raws[:cut], raws[cut:]
+                read = prefix.feed(head)
+                if progress is not None and read:
+                    progress(read)
+                if at_stop is not None and not prefix.ended:
+                    at_stop(prefix)
+            read = prefix.feed(raws) if raws and not prefix.ended else 0
             if progress is not None and read:
                 progress(read)
             if prefix.ended:
@@ -244,12 +259,6 @@ def _chunk(txn: lmdb.Transaction, *, db: lmdb._Database, position: int) -> list[
 # --- checkpoints -------------------------------------------------------------------------------
 
 
-def _restored(event_log: EventLog, name: str, at_or_before: int) -> Any | None:
-    """The projection `name` as its newest usable checkpoint at or before a position holds it;
-    None without one."""
-    return restore_newest(event_log, registered(name).projection, at_or_before)
-
-
 @dataclass(frozen=True)
 class Mismatch:
     """A checkpoint that disagrees with the log it was saved from: always a bug."""
@@ -309,6 +318,56 @@ def _types(schemas: SchemaProjection) -> list[str]:
     return [r.type_name for r in schemas.records() if r.schema is not None]
 
 
+class _Checks:
+    """`rebuild_checkpoints`' comparisons of fresh models with each name's newest stored
+    checkpoint (`kept`, as bytes), into `report`."""
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        report: RebuildReport,
+        kinds: dict[str, Any],
+        kept: dict[str, Checkpoint | None],
+    ) -> None:
+        self._log, self._report, self._kinds, self._kept = event_log, report, kinds, kept
+        self.seconds = 0.0  # spent in `at_stop`: not the rebuild's own time
+
+    def due(self, name: str, stop: int) -> bool:
+        checkpoint = self._kept[name]
+        return checkpoint is not None and checkpoint.position == stop
+
+    def compare(self, name: str, stop: int, fresh: Any) -> None:
+        """Compare the fresh model `name` at `stop` with the stored checkpoint there,
+        restored."""
+        stored = restore_newest(self._log, self._kinds[name], stop)
+        if stored is None or stored.position != stop:
+            # It does not restore (restore_newest logged why): an older one is not compared
+            # either, the fold having passed it.
+            return
+        self._report.checked.append((name, stop))
+        detail = _difference(name, fresh, stored)
+        if detail is not None:
+            self._report.mismatches.append(Mismatch(name, stop, detail))
+            log.error("checkpoint_mismatch", checkpoint=name, position=stop, detail=detail)
+
+    def built(self, name: str, stop: int, data: bytes) -> None:
+        """Compare `name`'s snapshot built directly at `stop` with the stored one there."""
+        checkpoint = self._kept[name]
+        if checkpoint is None or checkpoint.position != stop:
+            return
+        if data == checkpoint.payload:  # the fold's own bytes: they restore to the same model
+            self._report.checked.append((name, stop))
+            return
+        self.compare(name, stop, self._kinds[name].from_snapshot(data))
+
+    def at_stop(self, prefix: PlainPrefix) -> None:
+        started = time.perf_counter()
+        due = [name for name in self._kept if self.due(name, prefix.position)]
+        for name, data in prefix.snapshots(due).snapshots.items():
+            self.built(name, prefix.position, data)
+        self.seconds += time.perf_counter() - started
+
+
 def rebuild_checkpoints(
     event_log: EventLog,
     names: Iterable[str] | None = None,
@@ -319,55 +378,62 @@ def rebuild_checkpoints(
     """Fold the log from scratch into fresh `names` projections; where the newest stored
     checkpoint of one covers a position, compare the fold with it there (a difference is a
     Mismatch, and that checkpoint is deleted); then save fresh checkpoints at the log's end,
-    dropping those of older projection versions. The log's plain prefix, up to the first
-    stop, is built directly (`read_prefix`), the rest folded."""
+    dropping those of older projection versions. The log's plain prefix is built directly
+    (`read_prefix`), its snapshots compared with the stored checkpoints inside it byte for
+    byte (restored and compared model by model only where the bytes differ); the rest is
+    folded."""
     models = ReadModels.folding(event_log, names)
     report = RebuildReport(models.names())
     end = event_log.last_position()
-    stored = {name: _restored(event_log, name, end) for name, _ in models.items()}
-    stops = sorted({p.position for p in stored.values() if p is not None} | {end})
+    kinds = {name: registered(name).projection for name in report.names}
+    # Each name's newest stored checkpoint, as bytes: restored only where it must be compared
+    # model by model (a difference, or past the prefix).
+    kept = {
+        name: event_log.checkpoints.load(name, kind.version, at_or_before=end)
+        for name, kind in kinds.items()
+    }
+    stops = sorted({c.position for c in kept.values() if c is not None} | {end})
     retention = retention or Retention(CHECKPOINT_EVERY, CHECKPOINTS_KEPT)
+    checks = _Checks(event_log, report, kinds, kept)
     started = time.perf_counter()
-    prefix = read_prefix(event_log, report.names, stops[0], progress=progress)
-    report.fold_seconds += time.perf_counter() - started
+    prefix = read_prefix(
+        event_log, report.names, end, progress=progress, stops=stops, at_stop=checks.at_stop
+    )
+    report.fold_seconds += time.perf_counter() - started - checks.seconds
     report.events += prefix.position
     report.direct_events = prefix.position
-    if prefix.position == end and stops == [end] and all(p is None for p in stored.values()):
-        # The whole log was plain and nothing is to be compared: its snapshots are saved as
-        # built (restored and encoded again, they are the same bytes).
+    if prefix.position == end:
+        # The whole log was plain: its snapshots are saved as built (restored and encoded
+        # again, they are the same bytes).
+        for name, built in prefix.snapshots.items():
+            checks.built(name, end, built)
         report.position = end
         report.saved_bytes = event_log.checkpoints.save(
             *(
-                Checkpoint(name, registered(name).projection.version, end, data)
+                Checkpoint(name, kinds[name].version, end, data)
                 for name, data in prefix.snapshots.items()
             ),
             retention=retention,
         )
-        return report
-    _start_from(models, prefix)
-    for stop in stops:
-        started = time.perf_counter()
-        report.events += models.catch_up(
-            upto=stop, each_chunk=None if progress is None else lambda c: progress(len(c))
+    else:
+        _start_from(models, prefix)
+        for stop in (stop for stop in stops if stop > prefix.position):
+            started = time.perf_counter()
+            report.events += models.catch_up(
+                upto=stop, each_chunk=None if progress is None else lambda c: progress(len(c))
+            )
+            report.fold_seconds += time.perf_counter() - started
+            for name, projection in models.items():
+                if checks.due(name, stop):
+                    checks.compare(name, stop, projection)
+        report.position = models.position
+        report.saved_bytes = event_log.checkpoints.save(
+            *(
+                Checkpoint(name, projection.version, projection.position, projection.to_snapshot())
+                for name, projection in models.items()
+            ),
+            retention=retention,
         )
-        report.fold_seconds += time.perf_counter() - started
-        for name, projection in models.items():
-            kept = stored[name]
-            if kept is None or kept.position != stop:
-                continue
-            report.checked.append((name, stop))
-            detail = _difference(name, projection, kept)
-            if detail is not None:
-                report.mismatches.append(Mismatch(name, stop, detail))
-                log.error("checkpoint_mismatch", checkpoint=name, position=stop, detail=detail)
-    report.position = models.position
-    report.saved_bytes = event_log.checkpoints.save(
-        *(
-            Checkpoint(name, projection.version, projection.position, projection.to_snapshot())
-            for name, projection in models.items()
-        ),
-        retention=retention,
-    )
     for mismatch in report.mismatches:
         if mismatch.position != report.position:
             event_log.checkpoints.delete(mismatch.name, mismatch.position)

@@ -195,6 +195,32 @@ def test_the_prefix_restored_and_the_rest_folded_equals_folding_the_whole_log(
 
 @SCANS
 @settings(max_examples=200, deadline=None)
+@given(logs(), st.lists(st.integers(1, 30), min_size=1, max_size=8))
+@example(every_case(), [2, 3])
+def test_snapshots_taken_between_chunks_are_the_fold_s_there_and_leave_the_rest_unchanged(
+    compiled: bool, envelopes: list[Envelope], chunks: list[int]
+) -> None:
+    # `graphmem rebuild` compares stored checkpoints inside the prefix by taking its snapshots
+    # there and reading on (actors.rebuild.read_prefix's stops).
+    records = list(map(encode_envelope, envelopes))
+    prefix = PlainPrefix(compiled=compiled)
+    start = 0
+    for size in [*chunks, len(records)]:
+        prefix.feed(records[start : start + size])
+        start += size
+        if prefix.ended or start >= len(records):
+            break
+        there = prefix.snapshots(model.name for model in MODELS)
+        assert there.snapshots == folded(envelopes[: prefix.position])
+    built = prefix.snapshots(model.name for model in MODELS)
+    assert built == read_directly(envelopes, chunks, compiled).snapshots(
+        model.name for model in MODELS
+    )
+    assert built.snapshots == folded(envelopes[: prefix.position])
+
+
+@SCANS
+@settings(max_examples=200, deadline=None)
 @given(logs(), st.lists(st.integers(1, 30), max_size=8))
 def test_the_prefix_ends_at_the_same_place_however_the_records_are_chunked(
     compiled: bool, envelopes: list[Envelope], chunks: list[int]
