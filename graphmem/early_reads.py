@@ -49,7 +49,6 @@ events after it) is not restored twice: the server answers everything, as before
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import re
 import selectors
@@ -332,7 +331,9 @@ class EarlyReads:
 
     def _restore(self) -> _Models | None:
         # Imported here, on this thread, and only what a restore needs (not the actors, which
-        # bring structlog and rich): the main thread meanwhile loads the server.
+        # bring structlog and rich: actors.catch_up imports neither): the main thread
+        # meanwhile loads the server.
+        from actors.catch_up import catch_up  # noqa: PLC0415
         from eventstore.lmdb_log import LmdbEventLog  # noqa: PLC0415
         from projections.graph import GraphProjection  # noqa: PLC0415
         from projections.search import SearchProjection  # noqa: PLC0415
@@ -372,10 +373,10 @@ class EarlyReads:
             if end - graph.position > EARLY_READS_MAX_TAIL:
                 self.problem = f"more than {EARLY_READS_MAX_TAIL} events after the checkpoint"
                 return None
-            if end > graph.position:  # a stale checkpoint: the log after it, up to the end
-                graph.apply_all(
-                    itertools.islice(event_log.read_from(graph.position + 1), end - graph.position)
-                )
+            # A stale checkpoint: the log after it, up to the end, as the writer's start-up
+            # folds it (decoded strictly, each position checked to follow the one before:
+            # DamagedLogError), so that the writer may serve this graph (`lend_graph`).
+            catch_up(event_log, graph.apply_all, graph.position, upto=end)
             if graph.position != end:
                 self.problem = f"the log does not continue from {graph.position} to {end}"
                 return None

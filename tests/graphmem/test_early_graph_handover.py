@@ -16,6 +16,7 @@ from graphmem.config import Settings
 from graphmem.early_reads import EarlyReads
 from projections.graph import GraphProjection
 from tests.actors.writer_support import Writer, events_of, folded, people, write_some
+from tests.damage import damage_checkpoint
 
 _SEARCH = (
     json.dumps(
@@ -152,3 +153,30 @@ def test_a_writer_restarted_after_taking_the_early_graph_restores_its_own(
             assert again.ask(lambda g: g is not graph and g.entity_count() == 3)
         finally:
             again.stop()
+
+
+def test_an_early_graph_restored_from_an_older_checkpoint_than_the_newest_is_not_lent(
+    tmp_path: Path,
+) -> None:
+    with LmdbEventLog.open(tmp_path) as event_log:
+        _stored(event_log, "Alice", "Bob", "Carol")
+        _stored(event_log, "Dora", "Eve")  # a newer checkpoint at the new end
+        newest = event_log.last_position()
+    damage_checkpoint(tmp_path, GraphProjection.name, newest)  # fails only when loaded
+    # The early reads pass over it for the one before and fold on to the end: the graph is
+    # right, but the writer's restore would not make it from that checkpoint, so it
+    # restores its own (passing over the damaged one, as before).
+    early = _restored_early(tmp_path)
+    graph = _early_graph(early)
+    assert graph.position == newest and "Eve" in graph.entity_names()
+    with LmdbEventLog.open(tmp_path) as event_log:
+        with capture_logs() as logs:
+            writer = Writer(event_log, search_handover=SearchHandover(lend_graph=early.lend_graph))
+            try:
+                assert writer.ask(lambda g: g is not graph and "Eve" in g.entity_names())
+            finally:
+                writer.stop()
+        assert events_of(logs, "checkpoint_adopted") == []
+        [loaded] = _graph_loads(logs)  # the one before the damaged one, as before
+        assert loaded["position"] < newest
+        assert early.lend_graph(event_log.last_position()) is None
