@@ -14,6 +14,7 @@ from typing import TypeVar
 import structlog
 
 from actors.catch_up import catch_up
+from actors.graph_handover import GraphLender, LentGraph
 from actors.stopping import Stopping
 from eventstore.checkpoints import Retention, check_abandoned
 from eventstore.log import Checkpoint, CheckpointAbandonedError, EventLog, StorageError
@@ -109,6 +110,7 @@ class Checkpointer:
         *,
         at_or_before: int | None = None,
         accept_stale: bool = False,
+        lend: GraphLender | None = None,
     ) -> tuple[list[Projection], bool] | None:
         """The `kinds` as of the newest valid checkpoint of the first (at or before a position,
         if given), level with each other: each other one from its newest checkpoint at or
@@ -116,7 +118,9 @@ class Checkpointer:
         the start). With `accept_stale`, a checkpoint of an earlier version the projection
         still reads (its `readable_versions`) is restored when none of the current version is
         found, and the result is marked stale: it may differ from what this version folds, so
-        it serves only until a rebuild replaces it."""
+        it serves only until a rebuild replaces it. `lend` (a start-up's restore only): the
+        graph restored elsewhere from the newest checkpoint and folded to the log's end, taken
+        instead of loading it again (actors.graph_handover); the others are brought level."""
         if at_or_before is None:
             self.saved_at = 0
             self._lazy_at.clear()
@@ -125,7 +129,10 @@ class Checkpointer:
         anchor, *others = kinds
         # A start-up's restore is logged; an as-of read's (at_or_before) logs its own build.
         announce = at_or_before is None
-        found = self._load(anchor, at_or_before, accept_stale, announce)
+        lent = self._borrow(anchor, lend) if lend is not None and at_or_before is None else None
+        found: tuple[Projection, bool] | None = None if lent is None else (lent.graph, False)
+        if found is None:
+            found = self._load(anchor, at_or_before, accept_stale, announce)
         if found is None:
             return None
         first, stale = found
@@ -139,8 +146,30 @@ class Checkpointer:
             catch_up(self._log, other.apply_all, other.position, upto=position)
             restored.append(other)
         if at_or_before is None:
-            self.saved_at = position
+            # Where the checkpoint is, not the lent graph's position: the events after it
+            # are not saved yet.
+            self.saved_at = position if lent is None else lent.checkpoint
         return restored, stale
+
+    def _borrow(self, anchor: type[Projection], lend: GraphLender) -> LentGraph | None:
+        """The graph `lend` gives if it is the fold of the whole log as it is now: restored
+        from the newest checkpoint and folded on to the log's end, as `_load` and the
+        catch-up after it would make it (the same log folds to the same graph). Not by
+        listing the checkpoints here: that reads every stored record's pages (~30 MB at
+        50,000 entities), which the early reads' restore has just done (actors.graph_handover)."""
+        end = self._log.last_position()
+        lent = lend(end)
+        if lent is None or type(lent.graph) is not anchor or lent.graph.position != end:
+            return None
+        self._expect_save(lent.seconds)
+        log.info(
+            "checkpoint_adopted",
+            checkpoint=anchor.name,
+            version=anchor.version,
+            position=lent.checkpoint,
+            folded_to=lent.graph.position,
+        )
+        return lent
 
     def restore_lazy(
         self, kind: type[P], at_or_before: int, *, accept_stale: bool = False

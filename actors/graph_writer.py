@@ -235,7 +235,10 @@ class GraphWriterActor(pykka.ThreadingActor):
 
     def _load(self) -> None:
         started = time.perf_counter()
-        if self._models.restore():
+        # The early reads' graph, if they restored the one this restore would (one graph
+        # held, not two: actors.graph_handover).
+        lend = self._handover.graph_lender() if self._handover is not None else None
+        if self._models.restore(lend=lend):
             self._warm_search_soon()
         self._catch_up(start_up=True)  # decodes strictly: damage in the tail is raised here
         log.info(

@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast
 
 from actors.catch_up import catch_up
 from actors.checkpointer import Checkpointer
+from actors.graph_handover import GraphLender
 from eventstore.events import Envelope
 from eventstore.log import Checkpoint, EventLog
 from projections import projection as registry
@@ -282,10 +283,12 @@ class ReadModels:
         self._search.note_names(graph.entity_names())
         self._schema_view = SchemaViewProjection(graph, schemas)
 
-    def restore(self, *, at_or_before: int | None = None) -> bool:
+    def restore(self, *, at_or_before: int | None = None, lend: GraphLender | None = None) -> bool:
         """Back to the newest valid checkpoint (at or before a position, if given), dropping
         whatever was folded since (it may hold uncommitted events); empty without one.
-        Lazily folded projections are restored on their first use. True if one was found."""
+        Lazily folded projections are restored on their first use. True if one was found.
+        `lend`: the graph as restored elsewhere from that checkpoint, if one is on offer
+        (Checkpointer.restore)."""
         self._empty()
         if self._checkpoints is None:
             return False
@@ -293,6 +296,7 @@ class ReadModels:
             [e.projection for e in self._eager],
             at_or_before=at_or_before,
             accept_stale=self._accept_stale,
+            lend=lend,
         )
         if found is None:
             return False

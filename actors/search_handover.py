@@ -12,16 +12,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from actors.graph_handover import GraphLender
 from projections.search import SearchProjection
 
 __all__ = ["AdoptSearch", "SearchHandover"]
 
 
 class SearchHandover:
-    """Shared by the app and the writer (any restart of it): whether an index is awaited."""
+    """Shared by the app and the writer (any restart of it): whether an index is awaited,
+    and who lends the graph that index was built from (actors.graph_handover), to the
+    writer's first start only: a restarted one restores its own."""
 
-    def __init__(self, *, awaited: bool = False) -> None:
+    def __init__(self, *, awaited: bool = False, lend_graph: GraphLender | None = None) -> None:
         self.awaited = awaited
+        self._lend_graph = lend_graph
+
+    def graph_lender(self) -> GraphLender | None:
+        """Who lends the early graph, once (None after the first call)."""
+        lender, self._lend_graph = self._lend_graph, None
+        return lender
 
 
 @dataclass(frozen=True)

@@ -32,15 +32,23 @@ own: its segments (the entities' texts) with the graph, before the first questio
 trigram filter a step at a time between requests (projections.search.WARM_BUDGET: a request
 waits a step at most), the segments it has not reached scanned meanwhile. When the server
 takes over, its writer adopts the index (`search_index`, actors.search_handover) if its
-graph is at the same position, instead of building and warming a second one. Too large a
-store (a checkpoint past EARLY_READS_MAX_SNAPSHOT, more than EARLY_READS_MAX_TAIL events
-after it) is not restored twice: the server answers everything, as before.
+graph is at the same position, instead of building and warming a second one.
+
+The graph itself goes to the writer sooner, when it starts (`lend_graph`,
+actors.graph_handover), if it is what the writer's restore would make (from the newest
+checkpoint, at the log's end as the writer finds it): a second
+graph held until this thread stops would cost its memory twice over (the first one's freed
+objects leave holes in the allocator's arenas). From then on the graph is the writer's alone:
+a read not yet answered here waits for the server, in order, and the index's filter is
+warmed no further here (an answer or a step under way finishes first: `_graph_lock`).
+
+Too large a store (a checkpoint past EARLY_READS_MAX_SNAPSHOT, more than EARLY_READS_MAX_TAIL
+events after it) is not restored twice: the server answers everything, as before.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import re
 import selectors
@@ -58,6 +66,7 @@ from graphmem.kept_answer import KeptAnswer, shared_copy
 if TYPE_CHECKING:
     from typing_extensions import TypeIs  # no cost at run time: ~40 ms to import
 
+    from actors.graph_handover import LentGraph
     from graphmem.config import Settings
     from projections.graph import GraphProjection
     from projections.search import SearchProjection
@@ -92,6 +101,9 @@ _CONTROL_SINGLE_LINE = re.compile(r"[\x00-\x1f\x7f]")
 _READ = 64 * 1024
 # How often a read waiting for the restore checks whether the server is taking over.
 _STOP_CHECK = 0.05
+# How long the writer waits for an answer (or a step of the index's filter) under way here
+# before it restores its own graph instead of borrowing this one.
+LEND_TIMEOUT = 10.0
 
 _encode_json = msgspec.json.Encoder().encode
 _decode_json = msgspec.json.Decoder().decode
@@ -146,6 +158,14 @@ class EarlyReads:
     _models: _Models | None = None
     _warming: bool = False  # the search index's filter has steps left (`_warm_step`)
     _handed: SearchProjection | None = None  # the index `finish` kept for the server
+    # Held while this thread reads the graph (an answer, a step of the index's filter);
+    # `lend_graph` takes it to give the graph away, after which it is never read here.
+    _graph_lock: threading.Lock = field(default_factory=threading.Lock)
+    _lent: bool = False  # the graph is the writer's (`lend_graph`)
+    # The position of the checkpoint the graph was restored from, if the newest stored (0:
+    # none, or an older one: the writer's restore would not make this graph, nothing lent).
+    _checkpoint: int = 0
+    _restore_seconds: float = 0.0  # what restoring that checkpoint took
     warm_steps: int = 0  # steps of the search index's filter done here (for the log)
     _holding: bool = False  # something before the bytes still pending is the server's
     answered: list[_Answered] = field(default_factory=list)
@@ -203,6 +223,33 @@ class EarlyReads:
         """Whether a search index was built here (so far: the restore may still run)."""
         return self._models is not None
 
+    def lend_graph(self, end: int) -> LentGraph | None:
+        """The graph restored here, for the server's writer to serve from instead of
+        restoring its own, if it is at the log's `end` (as the writer finds it) and was
+        restored from the newest checkpoint; no read here touches it afterwards. At most
+        once; None when there is none to lend (not restored, at another position, restored
+        from an older checkpoint or none)."""
+        from actors.graph_handover import LentGraph  # noqa: PLC0415 (the writer's, loaded by now)
+
+        if not self._graph_lock.acquire(timeout=LEND_TIMEOUT):
+            return None  # an answer still under way: the writer restores its own
+        try:
+            models = self._models
+            if (
+                self._lent
+                or not self._restored.is_set()
+                or models is None
+                or self._checkpoint == 0
+                or models.graph.position != end
+            ):
+                return None
+            self._lent = True
+            self._warming = False
+            self._indexed.set()  # no more steps here: nobody waits for them
+            return LentGraph(models.graph, self._checkpoint, self._restore_seconds)
+        finally:
+            self._graph_lock.release()
+
     def search_index(self) -> tuple[int, SearchProjection | None]:
         """After `finish`: the search index built here (once; None: none was), and the log
         position of the graph it indexes, for the server's writer to adopt instead of
@@ -234,6 +281,7 @@ class EarlyReads:
             tools_listed=self.listed,
             position=self.position,
             handed_over=len(self.pending),
+            graph_lent=self._lent,
             search_warmed=not self._warming,
             warm_steps=self.warm_steps,
             problem=self.problem,
@@ -283,7 +331,9 @@ class EarlyReads:
 
     def _restore(self) -> _Models | None:
         # Imported here, on this thread, and only what a restore needs (not the actors, which
-        # bring structlog and rich): the main thread meanwhile loads the server.
+        # bring structlog and rich: actors.catch_up imports neither): the main thread
+        # meanwhile loads the server.
+        from actors.catch_up import catch_up  # noqa: PLC0415
         from eventstore.lmdb_log import LmdbEventLog  # noqa: PLC0415
         from projections.graph import GraphProjection  # noqa: PLC0415
         from projections.search import SearchProjection  # noqa: PLC0415
@@ -309,6 +359,7 @@ class EarlyReads:
                 return None
             # As the server restores (actors.checkpointer.restore_newest), without falling
             # back to older checkpoints: a bad one is the server's to report and pass over.
+            started = time.perf_counter()
             found = event_log.checkpoints.load(GraphProjection.name, GraphProjection.version)
             graph = (
                 GraphProjection() if found is None else GraphProjection.from_snapshot(found.payload)
@@ -316,13 +367,16 @@ class EarlyReads:
             if found is not None and graph.position != found.position:
                 self.problem = "the checkpoint's snapshot is not at its position"
                 return None
+            self._restore_seconds = time.perf_counter() - started
+            newest = entries[-1].position if entries else 0
+            self._checkpoint = found.position if found and found.position == newest else 0
             if end - graph.position > EARLY_READS_MAX_TAIL:
                 self.problem = f"more than {EARLY_READS_MAX_TAIL} events after the checkpoint"
                 return None
-            if end > graph.position:  # a stale checkpoint: the log after it, up to the end
-                graph.apply_all(
-                    itertools.islice(event_log.read_from(graph.position + 1), end - graph.position)
-                )
+            # A stale checkpoint: the log after it, up to the end, as the writer's start-up
+            # folds it (decoded strictly, each position checked to follow the one before:
+            # DamagedLogError), so that the writer may serve this graph (`lend_graph`).
+            catch_up(event_log, graph.apply_all, graph.position, upto=end)
             if graph.position != end:
                 self.problem = f"the log does not continue from {graph.position} to {end}"
                 return None
@@ -370,9 +424,12 @@ class EarlyReads:
         return self._warming and self._restored.is_set() and self._models is not None
 
     def _warm_step(self) -> None:
-        models = self._models
-        self._warming = models is not None and models.search.warm(models.graph)
-        self.warm_steps += 1
+        with self._graph_lock:
+            if self._lent:  # the writer's now: `lend_graph` ended the warming
+                return
+            models = self._models
+            self._warming = models is not None and models.search.warm(models.graph)
+            self.warm_steps += 1
         if not self._warming:
             self._indexed.set()
 
@@ -401,10 +458,13 @@ class EarlyReads:
                 self._passed = end + 1  # the SDK answers it too: compared, not written
             elif self.reads and (call := self._call(message)) is not None:
                 models = self._models_restored()
-                if models is None:
+                with self._graph_lock:
+                    # Lent: the writer may fold into the graph now; the server answers.
+                    answer = None if models is None or self._lent else self._answer(call, models)
+                if answer is None:
                     self._holding = True
                     break
-                self._write(self._answer(call, models))
+                self._write(answer)
                 del self.pending[start : end + 1]
             else:
                 self._holding = True

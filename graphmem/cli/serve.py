@@ -109,9 +109,13 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     http: tuple[str, int] | None = getattr(args, "http", None)
     if http is None:
         handshake: Handshake | None = getattr(args, "handshake", None)
-        # The early reads built a search index: the writer adopts it rather than warm its own.
+        # The early reads built a search index: the writer adopts it rather than warm its own,
+        # and serves from their graph rather than restore a second one (lend_graph).
         early = handshake.early if handshake is not None else None
-        handover = SearchHandover(awaited=early is not None and early.has_search_index)
+        handover = SearchHandover(
+            awaited=early is not None and early.has_search_index,
+            lend_graph=early.lend_graph if early is not None else None,
+        )
         with (
             running(
                 settings,
