@@ -15,6 +15,7 @@ the two with each other).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 import pytest
 from hypothesis import example, given, settings
@@ -117,8 +118,14 @@ def read_directly(
     return feed_records(list(map(encode_envelope, envelopes)), chunks, compiled)
 
 
-def feed_records(records: list[bytes], chunks: list[int], compiled: bool) -> PlainPrefix:
-    """A PlainPrefix fed the stored records in chunks of the given sizes, by one scan."""
+def feed_records(
+    records: list[bytes],
+    chunks: list[int],
+    compiled: bool,
+    between: Callable[[PlainPrefix], None] | None = None,
+) -> PlainPrefix:
+    """A PlainPrefix fed the stored records in chunks of the given sizes, by one scan;
+    `between` is handed it after each chunk that leaves records to read."""
     prefix = PlainPrefix(compiled=compiled)
     start = 0
     for size in [*chunks, len(records)]:
@@ -126,6 +133,8 @@ def feed_records(records: list[bytes], chunks: list[int], compiled: bool) -> Pla
         start += size
         if prefix.ended or start >= len(records):
             break
+        if between is not None:
+            between(prefix)
     return prefix
 
 
@@ -202,16 +211,12 @@ def test_snapshots_taken_between_chunks_are_the_fold_s_there_and_leave_the_rest_
 ) -> None:
     # `graphmem rebuild` compares stored checkpoints inside the prefix by taking its snapshots
     # there and reading on (actors.rebuild.read_prefix's stops).
+    def there(prefix: PlainPrefix) -> None:
+        taken = prefix.snapshots(model.name for model in MODELS)
+        assert taken.snapshots == folded(envelopes[: prefix.position])
+
     records = list(map(encode_envelope, envelopes))
-    prefix = PlainPrefix(compiled=compiled)
-    start = 0
-    for size in [*chunks, len(records)]:
-        prefix.feed(records[start : start + size])
-        start += size
-        if prefix.ended or start >= len(records):
-            break
-        there = prefix.snapshots(model.name for model in MODELS)
-        assert there.snapshots == folded(envelopes[: prefix.position])
+    prefix = feed_records(records, chunks, compiled, between=there)
     built = prefix.snapshots(model.name for model in MODELS)
     assert built == read_directly(envelopes, chunks, compiled).snapshots(
         model.name for model in MODELS
