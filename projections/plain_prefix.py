@@ -29,7 +29,6 @@ fails it and is decoded whole), a chunk at a time. Both give the same columns, p
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ from eventstore.events import (
     SchemaRetired,
 )
 from eventstore.records import decode_record
+from projections.accelerators import accelerator
 from projections.conflicts import ConflictsProjection
 from projections.graph import GraphProjection, PrefixGraph, prefix_snapshot
 from projections.prefix_conflicts import conflicts_snapshot
@@ -63,13 +63,8 @@ from projections.schemas import SchemaProjection
 __all__ = ["COMPILED", "PLAIN_DECODER", "PlainPrefix", "PrefixSnapshots"]
 
 _Scan = Callable[..., tuple[int, int, tuple[int, str, int], tuple[bytes, ...]]]
-_compiled_scan: _Scan | None
-try:
-    if os.environ.get("GRAPHMEM_PURE_PYTHON") == "1":  # read once: the suite and bench compare
-        raise ImportError("GRAPHMEM_PURE_PYTHON=1")
-    from projections._prefix_scan import scan as _compiled_scan
-except ImportError:  # not built (no compiler at install): the Python path does it all
-    _compiled_scan = None
+_scan_module = accelerator("_prefix_scan")  # read once: the suite and bench compare both
+_compiled_scan: _Scan | None = None if _scan_module is None else _scan_module.scan
 COMPILED = _compiled_scan is not None
 """Whether feed runs the C kernel (projections._prefix_scan) by default."""
 

@@ -11,8 +11,9 @@ can measure and test both), the Python twins run.
 
 from __future__ import annotations
 
-import os
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
+
+from projections.accelerators import accelerator
 
 __all__ = ["COMPILED", "Writers", "writers"]
 
@@ -30,17 +31,7 @@ class Writers(Protocol):
     def key_rows(self, sources: Any, targets: Any, types: list[str], /) -> tuple[bytes, bytes]: ...
 
 
-def _load() -> Writers | None:
-    if os.environ.get("GRAPHMEM_PURE_PYTHON") == "1":
-        return None
-    try:
-        from projections import _prefix_write  # noqa: PLC0415 (optional: built or not)
-    except ImportError:  # not built (no compiler at install): the Python twins
-        return None
-    return _prefix_write
-
-
-COMPILED: Writers | None = _load()
+COMPILED: Writers | None = cast(Writers | None, accelerator("_prefix_write"))
 """The compiled writers, or None where the Python ones run by default."""
 
 
