@@ -39,7 +39,7 @@ def test_the_prefix_scan_is_among_the_accelerators_the_build_compiles() -> None:
     assert "projections._prefix_scan" in extensions()
 
 
-def _can_compile() -> bool:
+def can_compile() -> bool:
     """A C compiler and Python's headers: what hatch_build needs to compile the accelerators."""
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
@@ -49,7 +49,7 @@ def _can_compile() -> bool:
 # Where the install could compile them (CI, a developer's machine), a C source that stopped
 # compiling must fail here rather than pass unseen as the pure-Python fallback; a machine
 # without a compiler installs the fallback (hatch_build warns) and skips.
-@pytest.mark.skipif(not _can_compile(), reason="no C compiler or Python headers: fallback only")
+@pytest.mark.skipif(not can_compile(), reason="no C compiler or Python headers: fallback only")
 @pytest.mark.skipif(os.environ.get("GRAPHMEM_PURE_PYTHON") == "1", reason="built without them")
 @pytest.mark.parametrize("module", extensions())
 def test_every_accelerator_is_built_where_a_c_compiler_and_the_python_headers_are_present(

@@ -10,19 +10,20 @@ setuptools, no build isolation.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from tests.test_compiled_accelerators import can_compile, extensions
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-ACCELERATORS = ("projections/_prefix_scan", "projections/_prefix_write")
+# As hatch_build.EXTENSIONS names them, as paths in the wheel.
+ACCELERATORS = [name.replace(".", "/") for name in extensions()]
 
 
 def build_wheel(out: Path, **env: str) -> tuple[Path, str]:
@@ -39,12 +40,6 @@ def build_wheel(out: Path, **env: str) -> tuple[Path, str]:
 def compiled_members(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
         return sorted(n for n in archive.namelist() if n.endswith(".so"))
-
-
-def can_compile() -> bool:
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
-    return shutil.which(compiler) is not None and headers.exists()
 
 
 @pytest.mark.skipif(not can_compile(), reason="no C compiler or Python headers here")
