@@ -335,6 +335,8 @@ class Settings:
     fast_calls: bool = True
     # Read by graphmem.early_handshake before any settings load; here it is only checked.
     early_handshake: bool = True
+    # Serve a handshake-era stdio session's plain traffic without the SDK (graphmem.wire.front).
+    lazy_sdk: bool = True
     http: HttpSettings = field(default_factory=HttpSettings)
     graph: GraphSettings = field(default_factory=GraphSettings)
     # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
@@ -413,6 +415,7 @@ class Settings:
             checkpoint_every=_non_negative(env, "GRAPHMEM_CHECKPOINT_EVERY", 100_000),
             fast_calls=_flag(env, "GRAPHMEM_FAST_CALLS", default=True),
             early_handshake=_flag(env, "GRAPHMEM_EARLY_HANDSHAKE", default=True),
+            lazy_sdk=_flag(env, "GRAPHMEM_LAZY_SDK", default=True),
             http=HttpSettings.from_env(env),
             graph=GraphSettings.from_env(env),
             max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),

@@ -60,6 +60,13 @@ class KeptAnswer:
             return answer
         return None
 
+    def written_ahead(self, data: bytes) -> None:
+        """`data`, graphmem's own answer (graphmem.wire.front: the SDK's bytes, made without
+        it), was written for the request: it is kept for the next start, and compared with
+        the SDK's own answer if the SDK comes to answer the request."""
+        self._keep(data)
+        self.answered = data
+
     def settle(self, data: bytes, *, success: bool) -> tuple[bytes | None, str | None]:
         """The SDK's answer line to the request: what to write (None: already written) and,
         when the kept answer was wrong, why (for the log)."""

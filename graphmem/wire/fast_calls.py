@@ -10,36 +10,38 @@ byte for byte, in either protocol era. A request it is not sure of — any other
 unexpected key, a progress token, a session not yet initialized, an envelope the SDK might
 refuse — goes to the SDK untouched.
 
+The handshake era's path imports nothing of the SDK (the stdio front serves it before the SDK
+is loaded); what only the 2026-07-28 era or a failure the SDK raised needs is in
+graphmem.wire.sdk_calls, imported then.
+
 `GRAPHMEM_FAST_CALLS=0` turns it off (every call through the SDK), for comparison and tests.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import structlog
-from mcp import types
-from mcp.server.lowlevel import Server
-from mcp.shared.dispatcher import coerce_request_id
-from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
-from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
-from mcp.shared.message import SessionMessage
-from mcp_types import (
-    INTERNAL_ERROR,
-    PROTOCOL_VERSION_META_KEY,
-    SERVER_INFO_META_KEY,
-)
-from mcp_types import methods as sdk_methods
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
-from typing_extensions import TypeIs
 
 from eventstore.events import Cause
 from graphmem.tools.base import ToolOutcome
 from graphmem.tools.graph_body import GraphBody
+from graphmem.wire.protocol import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    MODERN_PROTOCOL_VERSIONS,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+    coerce_request_id,
+    error_line,
+)
+
+if TYPE_CHECKING:  # the SDK is imported where a session needs it (graphmem.wire.sdk_calls)
+    from mcp.shared.message import SessionMessage
+    from typing_extensions import TypeIs
 
 __all__ = [
     "FastCall",
@@ -47,6 +49,7 @@ __all__ = [
     "SessionView",
     "StreamedLine",
     "ToolCaller",
+    "plain_id",
 ]
 
 log = structlog.get_logger(__name__)
@@ -57,7 +60,6 @@ ToolCaller = Callable[[str, dict[str, Any], Cause], Awaitable[ToolOutcome]]
 CALL_METHOD = "tools/call"
 _REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 _LEGACY_PARAM_KEYS = frozenset({"name", "arguments"})
-_MODERN_PARAM_KEYS = frozenset({"name", "arguments", "_meta"})
 _INT64 = range(-(2**63), 2**63)
 
 _encode_json = msgspec.json.Encoder().encode
@@ -96,16 +98,17 @@ class SessionView:
         if method == "initialize":
             self._initializing[coerce_request_id(request_id)] = _client_name(params)
 
-    def saw_answer(self, message: types.JSONRPCResponse | types.JSONRPCError) -> None:
-        """Every response the SDK writes: an accepted `initialize` commits its session."""
-        if not self._initializing or message.id is None:
+    def saw_answer(self, response_id: object, result: object) -> None:
+        """Every response written (`result`: its result, None for an error): an accepted
+        `initialize` commits its session."""
+        if not self._initializing or response_id is None:
             return
-        key = coerce_request_id(message.id)
+        key = coerce_request_id(response_id)
         if key not in self._initializing:
             return
         client = self._initializing.pop(key)
-        if isinstance(message, types.JSONRPCResponse):
-            version = message.result.get("protocolVersion")
+        if isinstance(result, Mapping):
+            version = result.get("protocolVersion")
             if isinstance(version, str) and version in HANDSHAKE_PROTOCOL_VERSIONS:
                 self.version, self.client = version, client
 
@@ -136,11 +139,13 @@ class FastCall:
 class FastCalls:
     """Takes the tool calls it can answer exactly as the SDK would, and answers them."""
 
-    def __init__(self, call_tool: ToolCaller, server: Server[Any]) -> None:
+    def __init__(self, call_tool: ToolCaller, server: Any = None) -> None:
+        """`server`: the SDK's `Server`, whose serverInfo stamp 2026-07-28 answers carry (None
+        before the SDK is loaded: only handshake-era calls are taken then)."""
         self._call_tool = call_tool
         # Fixed at construction by the SDK too; a fresh copy per answer is not needed because
         # each answer is encoded at once and never kept.
-        self._server_info = server.server_info_stamp
+        self._server_info = None if server is None else server.server_info_stamp
 
     def take(self, message: object, session: SessionView) -> FastCall | None:
         """The call in `message` (a line's decoded JSON) when it is one this path answers;
@@ -152,7 +157,7 @@ class FastCalls:
         if (
             message.get("jsonrpc") != "2.0"
             or message.get("method") != CALL_METHOD
-            or not _plain_id(request_id)
+            or not plain_id(request_id)
             or not isinstance(params, dict)
         ):
             return None
@@ -165,7 +170,14 @@ class FastCalls:
                 return None
             assert session.version is not None  # ready
             return FastCall(request_id, name, arguments, session.version, session.client)
-        return _modern_call(request_id, name, arguments, params)
+        if self._server_info is None:
+            return None  # the SDK serves the modern era, and attaches its own
+        from graphmem.wire.sdk_calls import modern_call  # noqa: PLC0415 (loaded by now)
+
+        route = modern_call(CALL_METHOD, params)
+        if route is None:
+            return None
+        return FastCall(request_id, name, arguments, *route)
 
     async def answer(self, call: FastCall) -> bytes | StreamedLine | SessionMessage:
         """The response to `call`: its encoded line (or, for an answer spooled to disk, the
@@ -239,48 +251,20 @@ class StreamedLine:
         self.body.close()
 
 
-def _failure(call: FastCall, problem: Exception) -> SessionMessage:
+def _failure(call: FastCall, problem: Exception) -> bytes | SessionMessage:
     """The JSON-RPC error the SDK answers a failing handler with, in each era."""
-    error = handler_exception_to_error_data(problem)
-    if error is None:
-        if call.version in MODERN_PROTOCOL_VERSIONS:
-            error = types.ErrorData(code=INTERNAL_ERROR, message="Internal server error")
-        else:
-            error = types.ErrorData(code=0, message=str(problem))
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error))
+    # An SDK error (MCPError, pydantic's ValidationError) has its own answer; none can be
+    # raised while neither is loaded, and the handshake era's catch-all is code 0.
+    raised_by_sdk = "mcp.shared.exceptions" in sys.modules or "pydantic_core" in sys.modules
+    if raised_by_sdk or call.version in MODERN_PROTOCOL_VERSIONS:
+        from graphmem.wire.sdk_calls import failure  # noqa: PLC0415
+
+        return failure(call.request_id, call.version, problem)
+    return error_line(call.request_id, 0, str(problem))
 
 
-def _plain_id(request_id: object) -> TypeIs[int | str]:
+def plain_id(request_id: object) -> TypeIs[int | str]:
     """An id both parsers read alike and msgspec writes back unchanged."""
     if isinstance(request_id, str):
         return True
     return isinstance(request_id, int) and not isinstance(request_id, bool) and request_id in _INT64
-
-
-def _modern_call(
-    request_id: int | str, name: str, arguments: dict[str, Any], params: dict[str, Any]
-) -> FastCall | None:
-    """A 2026-07-28 call whose envelope the SDK would accept, read as the SDK reads it."""
-    meta = params.get("_meta")
-    if params.keys() - _MODERN_PARAM_KEYS or not isinstance(meta, dict) or "progressToken" in meta:
-        return None
-    route = classify_inbound_request({"method": CALL_METHOD, "params": params})
-    if isinstance(route, InboundLadderRejection):
-        return None
-    try:
-        sdk_methods.validate_client_request(CALL_METHOD, route.protocol_version, params)
-    except (ValidationError, ValueError, KeyError):
-        return None  # the SDK refuses it, with its own error
-    client = _envelope_client(route.client_info, route.client_capabilities)
-    return FastCall(request_id, name, arguments, route.protocol_version, client)
-
-
-def _envelope_client(info: object, capabilities: object) -> str | None:
-    """As Connection.from_envelope: the client is named only when its info and capabilities
-    are both well formed."""
-    try:
-        implementation = types.Implementation.model_validate(info, by_name=False)
-        types.ClientCapabilities.model_validate(capabilities, by_name=False)
-    except ValidationError:
-        return None
-    return implementation.name

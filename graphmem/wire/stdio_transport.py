@@ -28,6 +28,8 @@ import structlog
 
 from graphmem.config import MAX_LINE_BYTES
 from graphmem.early_handshake import Handshake, streamable
+from graphmem.wire.fast_calls import FastCalls
+from graphmem.wire.front import Front
 from graphmem.wire.stdio_wire import Wire, WireReadStream
 from graphmem.wire.wire_guard import DRAIN_TIMEOUT
 from graphmem.wire.wire_lines import LineReader
@@ -129,11 +131,17 @@ async def _open_writer(fd: int) -> asyncio.StreamWriter | _FileWriter:
 async def fast_stdio_server(
     max_line_bytes: int = MAX_LINE_BYTES,
     handshake: Handshake | None = None,
+    *,
+    front: Front | None = None,
+    fast: FastCalls | None = None,
 ) -> AsyncIterator[tuple[WireReadStream, Any]]:
     """(read_stream, write_stream) of SessionMessages, like `mcp.server.stdio.stdio_server`,
     with the wire guard built in: a line the SDK cannot take is answered here, requests are
     served in the order read, and when the client closes stdin, requests already read are
-    answered, and every answer written whole, before the server sees the end."""
+    answered, and every answer written whole, before the server sees the end.
+
+    With `front` the SDK is not loaded yet: the front and `fast` (the fast path) answer what
+    they can, and `WireReadStream.sdk_needed` says when the SDK's session must start."""
     if handshake is not None:
         handshake.take_over()  # before the fds are claimed: the early reads use them
     wire_in, wire_out = _claim_standard_fds()
@@ -142,7 +150,8 @@ async def fast_stdio_server(
         writer = await _open_writer(wire_out)
         if handshake is not None and handshake.consumed:
             read = _read_first(handshake.consumed, read)
-        wire = Wire(LineReader(read, max_line_bytes), writer, handshake=handshake)
+        wire = Wire(LineReader(read, max_line_bytes), writer, handshake=handshake, front=front)
+        wire.fast = fast
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(wire.read_lines)

@@ -6,33 +6,41 @@ SDK's per-call pipeline, and every other message still goes to the SDK. The wire
 the fast path needs to know of the session (era, negotiated version, client) from the
 messages it carries. Every line is read first by graphmem.wire.wire_guard, which answers what the
 SDK would drop or choke on.
+
+The SDK may not be loaded at all at first (`front`, graphmem.wire.front): a handshake-era
+session's plain traffic is then answered here, and the first line the front cannot answer makes
+the wire load the SDK (`load_sdk`) and hand it the session's history before that line. This
+module imports nothing of the SDK: its messages are read (graphmem.wire.sdk_reading) and
+written only once it serves the session.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import msgspec
 import structlog
-from mcp import types
-from mcp.shared.dispatcher import as_request_id, coerce_request_id
-from mcp.shared.message import SessionMessage
 
 from graphmem.early_handshake import Handshake
 from graphmem.wire.fast_calls import FastCall, FastCalls, SessionView, StreamedLine
+from graphmem.wire.front import Front, Served
+from graphmem.wire.protocol import as_request_id, coerce_request_id
 from graphmem.wire.wire_guard import (
     DRAIN_TIMEOUT,
+    Encoded,
     InFlight,
     Line,
     oversized_reply,
     read_line,
-    to_session_message,
 )
 from graphmem.wire.wire_lines import LineReader, Oversized
+
+if TYPE_CHECKING:  # imported once the SDK serves the session (`_sdk_types`)
+    from mcp.shared.message import SessionMessage
 
 __all__ = ["MAX_QUEUED", "ORDER_TIMEOUT", "Wire", "WireReadStream"]
 
@@ -46,12 +54,16 @@ _SMALL_LINE = 64 * 1024
 TOOLS_LIST_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
 
 
-@dataclass(frozen=True)
-class _Encoded:
-    """A response line encoded by the fast path, queued behind whatever the SDK wrote first."""
+# A response line encoded here (graphmem.wire.wire_guard, the fast path, the front): queued
+# behind whatever the SDK wrote first.
+_Encoded = Encoded
 
-    request_id: Any
-    data: bytes
+
+def _sdk_types() -> Any:
+    """The SDK's `mcp.types`, for the messages it hands the wire (loaded by then)."""
+    from mcp import types  # noqa: PLC0415
+
+    return types
 
 
 class _Writer(Protocol):
@@ -82,10 +94,16 @@ class Wire:
         lines: LineReader,
         writer: _Writer,
         order_timeout: float = ORDER_TIMEOUT,
+        *,
         handshake: Handshake | None = None,
+        front: Front | None = None,
     ) -> None:
+        """`front`: the SDK is not loaded yet; the front answers what it can, and the first
+        line it cannot answer sets `sdk_decided` (the server then starts the SDK's session on
+        this wire, which is handed the session's history before that line)."""
         self.lines = lines
-        self.handshake = handshake
+        # The answers owed by id: the early handshake's, and the front's initialize answer.
+        self.handshake = handshake if handshake is not None else Handshake(b"")
         self.writer = writer
         self.in_flight = InFlight()
         self.session = SessionView()
@@ -98,11 +116,20 @@ class Wire:
         self._dispatching = False
         self._ended = False
         self._client_gone = False  # the client's end of stdout closed (write_lines)
-        self.incoming_send, self.incoming = anyio.create_memory_object_stream[SessionMessage](0)
+        self.front = front
+        self._pushes: set[asyncio.Task[None]] = set()
+        # Set once the SDK serves the session (`sdk_wanted`), or once the wire ended without it.
+        self.sdk_decided = anyio.Event()
+        self.sdk_wanted = self.front is None
+        self._sdk_ready = anyio.Event()
+        if self.sdk_wanted:
+            self.sdk_decided.set()
+            self._sdk_ready.set()
+        self.incoming_send, self.incoming = anyio.create_memory_object_stream["SessionMessage"](0)
         # One queue for the SDK's messages and the fast path's lines, so a notification the
         # SDK sent during a call (resources/updated) still goes out before the call's answer.
         self.outgoing, self.outgoing_receive = anyio.create_memory_object_stream[
-            SessionMessage | _Encoded | StreamedLine
+            "SessionMessage | _Encoded | StreamedLine"
         ](0)
 
     def write(self, item: SessionMessage | _Encoded) -> None:
@@ -110,6 +137,7 @@ class Wire:
             self._write_line(item.data)
             self.in_flight.answered(item.request_id)
             return
+        types = _sdk_types()
         message = item.message
         if isinstance(message, types.JSONRPCResponse) and isinstance(message.result, dict):
             # The result is already the SDK's serialised wire dict: encoding it with msgspec
@@ -117,10 +145,8 @@ class Wire:
             data = _encode_json({"jsonrpc": "2.0", "id": message.id, "result": message.result})
         else:
             data = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
-        if (
-            isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
-            and self.handshake is not None
-            and self.handshake.owns(message.id)
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and self.handshake.owns(
+            message.id
         ):
             # The SDK's answer to an initialize or tools/list the early path may have
             # answered already.
@@ -136,7 +162,8 @@ class Wire:
         else:
             self._write_line(data)
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-            self.session.saw_answer(message)
+            result = message.result if isinstance(message, types.JSONRPCResponse) else None
+            self.session.saw_answer(message.id, result)
             self.in_flight.answered(message.id)
 
     def _write_line(self, data: bytes) -> None:
@@ -159,6 +186,7 @@ class Wire:
             finally:
                 for task in list(self._fast_tasks.values()):
                     task.cancel()
+                self.sdk_decided.set()  # the SDK was never needed, or already serves
 
     async def _read_until_closed(self) -> None:
         while (line := await self.lines.next()) is not None:
@@ -172,12 +200,16 @@ class Wire:
     async def _route(self, line: Line) -> None:
         """Serve `line` now when nothing read before it waits, else queue it in turn."""
         if line.kind == "response":  # a client's answer: a request may be waiting on it
-            await self._to_sdk(line)
+            await self._with_sdk(line, "a response from the client")
             return
         if line.method == "notifications/cancelled" and self._cancel_queued(line.value):
             return
         if line.method == "notifications/cancelled":
-            await self._to_sdk(line)
+            if self.front is not None:
+                # No SDK request to cancel: only a fast call, or one already answered.
+                self._saw_notification(line.method, line.value.get("params"))
+                return
+            await self._with_sdk(line, "a cancellation")
             return
         if not self._queue and not self._dispatching and self._may_start(line):
             await self._dispatch(line)
@@ -231,9 +263,36 @@ class Wire:
             if fast is not None:
                 self._start_fast(fast, ordered=line.ordered)
                 return
+        if self.front is not None:
+            served = self.front.serve(line, self.session)
+            if isinstance(served, Served):
+                if served.data is not None:
+                    await self._send_out(_Encoded(line.request_id, served.data))
+                return
+            await self._with_sdk(line, served)
+            return
+        await self._with_sdk(line, "")
+
+    async def _with_sdk(self, line: Line, reason: str) -> None:
+        """`line` to the SDK, loading it first if the front still serves the session."""
+        front = self.front
+        if front is not None:
+            # Before any await: a line read meanwhile waits for the SDK, not the front.
+            self.front = None
+            log.info("sdk_loaded", reason=reason, method=line.method)
+            self.sdk_wanted = True
+            self.sdk_decided.set()  # the server starts the SDK's session, reading from here
+            for raw in front.history:  # the session so far, as the SDK would have read it
+                await self._to_sdk(read_line(raw))
+            self._sdk_ready.set()
+        elif not self._sdk_ready.is_set():  # the SDK is being handed the session's history
+            await self._sdk_ready.wait()
         await self._to_sdk(line)
 
     async def _to_sdk(self, line: Line) -> None:
+        from graphmem.wire.sdk_reading import to_session_message  # noqa: PLC0415 (loaded)
+
+        types = _sdk_types()
         message, reply = to_session_message(line)
         if message is None:
             log.warning("unparsable_message", kind=line.kind, answered=reply is not None)
@@ -242,14 +301,26 @@ class Wire:
             return
         if isinstance(message.message, types.JSONRPCRequest):
             request = message.message
-            if request.method == "tools/list" and self.handshake is not None:
+            if request.method == "tools/list":
                 # Nothing was written early for it: the SDK's answer is kept for next time.
                 self.handshake.keep_listing(request.id, line.raw)
             self.in_flight.started(request.id, ordered=line.ordered)
             self.session.saw_request(request.method, request.id, request.params)
         elif isinstance(message.message, types.JSONRPCNotification):
-            self._saw_notification(message.message)
+            self._saw_notification(message.message.method, message.message.params)
         await self.incoming_send.send(message)
+
+    def tools_changed(self) -> None:
+        """Tell the client its tool list changed (the schemas in force did), as the SDK's
+        session would once `notifications/initialized` came; once the SDK serves the session,
+        the server's notifier does. Runs on the event loop."""
+        if self.front is None or not self.front.initialized:
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._send_out(_Encoded(None, TOOLS_LIST_CHANGED))
+        )
+        self._pushes.add(task)
+        task.add_done_callback(self._pushes.discard)
 
     def _cancel_queued(self, value: Any) -> bool:
         """Drop a queued request the client cancelled: it is never run nor answered."""
@@ -264,10 +335,10 @@ class Wire:
                 return True
         return False
 
-    def _saw_notification(self, message: types.JSONRPCNotification) -> None:
-        if message.method != "notifications/cancelled":
+    def _saw_notification(self, method: str | None, params: object) -> None:
+        if method != "notifications/cancelled":
             return
-        request_id = as_request_id((message.params or {}).get("requestId"))
+        request_id = as_request_id(params.get("requestId") if isinstance(params, Mapping) else None)
         if request_id is None:
             return
         task = self._fast_tasks.pop(coerce_request_id(request_id), None)
@@ -353,8 +424,10 @@ class Wire:
             self.in_flight.answered(item.request_id)
         elif isinstance(item, _Encoded):
             self.in_flight.answered(item.request_id)
-        elif isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
-            self.in_flight.answered(item.message.id)
+        else:
+            types = _sdk_types()
+            if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+                self.in_flight.answered(item.message.id)
 
     async def _write_streamed(self, line: StreamedLine) -> None:
         """One line in slices, each drained before the next is made: what is held is a slice
@@ -381,6 +454,16 @@ class WireReadStream:
     def __init__(self, wire: Wire) -> None:
         self._wire = wire
         self._inner = wire.incoming
+
+    async def sdk_needed(self) -> bool:
+        """Wait until the session needs the SDK (True: start its session on this stream) or
+        the wire ended without it (False)."""
+        await self._wire.sdk_decided.wait()
+        return self._wire.sdk_wanted
+
+    def tools_changed(self) -> None:
+        """See Wire.tools_changed (on the event loop)."""
+        self._wire.tools_changed()
 
     def attach(self, fast: FastCalls) -> None:
         """Answer the tool calls `fast` takes on this wire from now on."""

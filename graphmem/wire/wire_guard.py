@@ -17,11 +17,8 @@ from typing import Any, Literal
 
 import anyio
 import msgspec
-from mcp import types
-from mcp.shared.dispatcher import coerce_request_id
-from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
 
+from graphmem.wire.protocol import coerce_request_id, error_line
 from graphmem.wire.wire_lines import Oversized
 from projections.json_depth import MAX_NESTING, nesting_exceeds
 
@@ -30,12 +27,12 @@ __all__ = [
     "INVALID_REQUEST",
     "PARSE_ERROR",
     "UNORDERED_METHODS",
+    "Encoded",
     "InFlight",
     "Line",
     "leading_fields",
     "oversized_reply",
     "read_line",
-    "to_session_message",
     "valid_id",
 ]
 
@@ -53,6 +50,15 @@ Kind = Literal["request", "notification", "response", "refused"]
 
 
 @dataclass(frozen=True)
+class Encoded:
+    """A response line encoded here or by the fast path (the SDK's bytes for it), to the
+    request `request_id` (None: one whose id could not be read)."""
+
+    request_id: Any
+    data: bytes
+
+
+@dataclass(frozen=True)
 class Line:
     """One line from the client, read: what it is, and what routing needs of it."""
 
@@ -61,7 +67,7 @@ class Line:
     value: Any = None  # the decoded JSON, for requests, notifications and responses
     request_id: Any = None
     method: str | None = None
-    reply: SessionMessage | None = None  # for a refused line: the answer it gets
+    reply: Encoded | None = None  # for a refused line: the answer it gets
     # False when only the lenient fallback could decode it: such a line is left to the SDK.
     exact: bool = True
 
@@ -78,9 +84,9 @@ def valid_id(value: object) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def error(request_id: Any, code: int, message: str) -> SessionMessage:
-    payload = types.ErrorData(code=code, message=message)
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=payload))
+def error(request_id: Any, code: int, message: str) -> Encoded:
+    """The SDK's JSON-RPC error line to `request_id`."""
+    return Encoded(request_id, error_line(request_id, code, message))
 
 
 def _refused(raw: bytes, request_id: Any, message: str, code: int = INVALID_REQUEST) -> Line:
@@ -150,47 +156,6 @@ def _request_problem(value: dict[str, Any], has_id: bool, method: object) -> str
     return ""
 
 
-def to_session_message(line: Line) -> tuple[SessionMessage | None, SessionMessage | None]:
-    """The SDK's reading of `line` and None; or, when its parser refuses the line, None and the
-    answer the line deserves (None for a notification or a response: nothing to answer)."""
-    text = line.raw.decode("utf-8", "replace")  # as the SDK: bad bytes become U+FFFD
-    try:
-        message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
-    except ValidationError as problem:
-        return None, _unparsable_request(line, problem) if line.kind == "request" else None
-    return SessionMessage(message), None
-
-
-def _unparsable_request(line: Line, problem: ValidationError) -> SessionMessage:
-    if not any(detail["type"] == "json_invalid" for detail in problem.errors()):
-        detail = problem.errors()[0]
-        where = ".".join(str(part) for part in detail["loc"][1:]) or "the message"
-        return error(line.request_id, INVALID_REQUEST, f"Invalid Request: {where}: {detail['msg']}")
-    # Valid JSON the SDK's parser refuses: text that cannot be stored (a lone surrogate).
-    if line.method == "tools/call":
-        result = types.CallToolResult(
-            content=[
-                types.TextContent(
-                    type="text",
-                    text="MCP error -32602: Input validation error: the arguments contain "
-                    "invalid Unicode (a lone surrogate or a broken escape); send valid UTF-8.",
-                )
-            ],
-            is_error=True,
-        )
-        response = types.JSONRPCResponse(
-            jsonrpc="2.0",
-            id=line.request_id,
-            result=result.model_dump(by_alias=True, exclude_none=True, mode="json"),
-        )
-        return SessionMessage(response)
-    return error(
-        line.request_id,
-        PARSE_ERROR,
-        "Parse error: the request is not valid JSON-RPC (invalid Unicode?)",
-    )
-
-
 _MEMBER = re.compile(
     rb'\s*"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)\s*,?'
 )
@@ -211,7 +176,7 @@ def leading_fields(raw: bytes) -> dict[str, Any]:
     return fields
 
 
-def oversized_reply(line: Oversized, limit: int) -> SessionMessage:
+def oversized_reply(line: Oversized, limit: int) -> Encoded:
     """The answer to a line over the size limit, to the id it opened with when it did."""
     request_id = leading_fields(line.head).get("id")
     return error(

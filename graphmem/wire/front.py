@@ -1,0 +1,171 @@
+"""A handshake-era stdio session served before the MCP SDK is loaded.
+
+Every host today opens with `initialize`, sends `notifications/initialized`, lists the tools and
+calls them: traffic whose answers graphmem can write byte for byte without the SDK, whose
+pydantic models and server cost ~30 MiB of every stdio server's RSS (issue 21 item 2). So the
+wire (graphmem.wire.stdio_wire) asks this front first, while the SDK is not loaded, and the
+front answers what it is sure of:
+
+- a plainly well-formed first `initialize` (graphmem.wire.initialize_answer), or agrees the
+  session an `initialize` answer written early already opened (graphmem.early_handshake);
+- `notifications/initialized` and `ping`, without parameters;
+- `tools/list` without parameters, from the answer kept at an earlier start for the same line
+  (graphmem.early_tools_list) when the list cannot change while serving (no schema family);
+- `tools/call`s are the fast path's (graphmem.wire.fast_calls), attached before the SDK.
+
+Anything else (resources, subscriptions, logging, completion, a call with a progress token, a
+second `initialize`, a client's response, the 2026-07-28 era's first request) returns the
+reason the SDK is needed: the wire then loads it and hands it the session's history in order
+(`history`: the `initialize` line, whose SDK answer is owed, compared with what was written and
+not written again; `notifications/initialized`), then the line, then everything after. From
+then on the session is the SDK's, exactly as when it was loaded at start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import structlog
+
+from graphmem.early_handshake import Handshake
+from graphmem.kept_answer import KeptAnswer
+from graphmem.wire.fast_calls import SessionView, plain_id
+from graphmem.wire.initialize_answer import (
+    ServerIdentity,
+    initialize_line,
+    initialize_result,
+    plain_initialize,
+)
+from graphmem.wire.wire_guard import Line
+
+__all__ = ["Front", "Served"]
+
+log = structlog.get_logger(__name__)
+
+_REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_NOTIFICATION_KEYS = frozenset({"jsonrpc", "method", "params"})
+
+_decode_json = msgspec.json.Decoder().decode
+_encode_json = msgspec.json.Encoder().encode
+
+
+@dataclass(frozen=True)
+class Served:
+    """A line the front took: `data` is its answer line (None: nothing to write)."""
+
+    data: bytes | None = None
+
+
+class Front:
+    """Answers a handshake-era session's plain traffic until the SDK is needed."""
+
+    def __init__(
+        self,
+        identity: ServerIdentity,
+        handshake: Handshake,
+        *,
+        lists_fixed: bool,
+        on_initialized: Callable[[], None] = lambda: None,
+    ) -> None:
+        """`lists_fixed`: whether the tool list is a function of the install and settings
+        alone (no schema family: the kept file's name sees every input), so a kept answer
+        needs no comparison with the SDK's. `on_initialized` runs at the client's
+        `notifications/initialized` (what the server's own handler does besides the SDK's)."""
+        self.identity = identity
+        self.handshake = handshake
+        self.lists_fixed = lists_fixed
+        self.on_initialized = on_initialized
+        # The lines the SDK must read first, in order, if it comes to serve the session.
+        self.history: list[bytes] = []
+        self.initialized = False  # the client sent notifications/initialized
+
+    def serve(self, line: Line, session: SessionView) -> Served | str:
+        """Take `line` (read in order, its turn come), or say why the SDK must."""
+        if line.kind not in {"request", "notification"}:
+            return f"a {line.kind} line"
+        if not line.exact:
+            return "a line only the lenient parser reads"
+        value = line.value
+        if line.kind == "notification":
+            return self._notification(line, value, session)
+        if value.keys() - _REQUEST_KEYS or not plain_id(line.request_id):
+            return f"an unexpected {line.method} request"
+        if line.method == "initialize" and session.era is None:
+            return self._initialize(line, value.get("params"), session)
+        if not session.ready:
+            return f"{line.method} outside a handshake-era session"
+        if _no_params(value) and line.method == "ping":
+            return Served(_encode_json({"jsonrpc": "2.0", "id": line.request_id, "result": {}}))
+        if _no_params(value) and line.method == "tools/list":
+            return self._tools_list(line)
+        return f"a {line.method} request"
+
+    def _notification(
+        self, line: Line, value: Mapping[str, Any], session: SessionView
+    ) -> Served | str:
+        plain = not value.keys() - _NOTIFICATION_KEYS and _no_params(value)
+        if line.method == "notifications/initialized" and plain and session.ready:
+            if not self.initialized:
+                self.initialized = True
+                self.history.append(line.raw)
+                self.on_initialized()
+            return Served()  # a repeat changes nothing for the SDK either
+        return f"a {line.method} notification"
+
+    def _initialize(self, line: Line, params: object, session: SessionView) -> Served | str:
+        request_id = line.request_id
+        owed = self.handshake.owed.get(str(request_id))
+        if owed is not None and owed.answered is not None:
+            # Answered before the server loaded, with the SDK's answer kept at an earlier start.
+            answer = _decode_json(owed.answered)
+            result = answer.get("result") if isinstance(answer, dict) else None
+            return self._opened(line, params, result, session, None)
+        version = plain_initialize(params)
+        if version is None:
+            return "an initialize whose parameters the SDK must read"
+        data = initialize_line(request_id, self.identity, version)
+        if owed is not None:
+            owed.written_ahead(data)  # kept for the next start's early answer
+        else:
+            self.handshake.owe(request_id, KeptAnswer(None, answered=data))
+        return self._opened(line, params, initialize_result(self.identity, version), session, data)
+
+    def _opened(
+        self,
+        line: Line,
+        params: object,
+        result: object,
+        session: SessionView,
+        data: bytes | None,
+    ) -> Served | str:
+        session.saw_request(
+            "initialize", line.request_id, params if isinstance(params, dict) else None
+        )
+        session.saw_answer(line.request_id, result)
+        if not session.ready:  # an answer written early that opened no session graphmem knows
+            return "an initialize answered early with an unknown version"
+        self.history.append(line.raw)
+        return Served(data)
+
+    def _tools_list(self, line: Line) -> Served | str:
+        if not self.lists_fixed:
+            return "tools/list, whose answer may change with the log's schemas"
+        owed = self.handshake.owed.get(str(line.request_id))
+        if owed is not None and owed.method == "tools/list":
+            if owed.answered is None:
+                return "tools/list with no answer kept"
+            # Written by the early reads while the server loaded: nothing more to write.
+            del self.handshake.owed[str(line.request_id)]
+            return Served()
+        kept = self.handshake.kept_listing(line.raw)
+        if kept is None:
+            return "tools/list with no answer kept"
+        return Served(kept)
+
+
+def _no_params(value: Mapping[str, Any]) -> bool:
+    params = value.get("params", {})
+    return isinstance(params, dict) and not params
