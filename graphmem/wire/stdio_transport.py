@@ -86,8 +86,11 @@ class _FileWriter:
     async def drain(self) -> None:
         async with self._lock:
             while self._pending:
-                data, self._pending = b"".join(self._pending), []
-                await anyio.to_thread.run_sync(_write_all, self._fd, data)
+                # Taken off the list once written: a drain cancelled at the end (the session
+                # over) leaves it for the final flush.
+                count = len(self._pending)
+                await anyio.to_thread.run_sync(_write_all, self._fd, b"".join(self._pending))
+                del self._pending[:count]
 
 
 def _write_all(fd: int, data: bytes) -> None:

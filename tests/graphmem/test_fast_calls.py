@@ -7,7 +7,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from mcp import types
 from mcp.server.lowlevel import Server
 
 from eventstore.events import Cause
@@ -59,9 +58,7 @@ def call_line(request_id: object = 7, **params: Any) -> str:
 def initialized() -> SessionView:
     session = SessionView()
     session.saw_request("initialize", 1, INIT)
-    session.saw_answer(
-        types.JSONRPCResponse(jsonrpc="2.0", id=1, result={"protocolVersion": "2025-06-18"})
-    )
+    session.saw_answer(1, {"protocolVersion": "2025-06-18"})
     return session
 
 
@@ -78,10 +75,7 @@ def test_no_call_is_taken_before_the_handshake_is_answered() -> None:
     session.saw_request("initialize", 1, INIT)
     assert session.era == "legacy"
     assert fast().take(call_line().encode(), session) is None  # initialize unanswered
-    refused = types.JSONRPCError(
-        jsonrpc="2.0", id=1, error=types.ErrorData(code=-32602, message="bad")
-    )
-    session.saw_answer(refused)
+    session.saw_answer(1, None)  # an error
     assert fast().take(call_line().encode(), session) is None  # refused: still not initialized
 
 
@@ -89,9 +83,7 @@ def test_a_second_initialize_holds_calls_back_until_it_is_answered() -> None:
     session = initialized()
     session.saw_request("initialize", "again", {**INIT, "protocolVersion": "2024-11-05"})
     assert fast().take(call_line().encode(), session) is None
-    session.saw_answer(
-        types.JSONRPCResponse(jsonrpc="2.0", id="again", result={"protocolVersion": "2024-11-05"})
-    )
+    session.saw_answer("again", {"protocolVersion": "2024-11-05"})
     call = fast().take(call_line().encode(), session)
     assert call is not None and call.version == "2024-11-05"
 

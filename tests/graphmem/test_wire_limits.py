@@ -84,8 +84,8 @@ async def test_a_line_over_the_limit_is_skipped_through_its_newline_keeping_its_
     assert lines[1] == b"next"
     assert isinstance(lines[2], Oversized) and lines[2].size == 120
     assert isinstance(lines[0], Oversized)
-    reply = oversized_reply(lines[0], 64).message
-    assert reply.model_dump()["id"] == 7
+    reply = oversized_reply(lines[0], 64)
+    assert reply.request_id == 7 and json.loads(reply.data)["id"] == 7
 
 
 async def test_a_line_just_at_the_limit_is_read() -> None:
@@ -124,7 +124,7 @@ def test_each_line_is_classed_and_a_refused_one_carries_its_error(
     assert read.kind == kind
     if code is not None:
         assert read.reply is not None
-        assert read.reply.message.model_dump()["error"]["code"] == code
+        assert json.loads(read.reply.data)["error"]["code"] == code
 
 
 def test_the_line_size_limit_is_a_setting_validated_like_the_others() -> None:
