@@ -28,8 +28,6 @@ import msgspec
 import structlog
 
 from eventstore.events import Cause
-from graphmem.tools.base import ToolOutcome
-from graphmem.tools.graph_body import GraphBody
 from graphmem.wire.protocol import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     MODERN_PROTOCOL_VERSIONS,
@@ -43,6 +41,10 @@ if TYPE_CHECKING:  # the SDK is imported where a session needs it (graphmem.wire
     from mcp.shared.message import SessionMessage
     from typing_extensions import TypeIs
 
+    # The tool layer is the runner's to load: the wire only carries its outcomes.
+    from graphmem.tools.base import ToolOutcome
+    from graphmem.tools.graph_body import GraphBody
+
 __all__ = [
     "FastCall",
     "FastCalls",
@@ -54,7 +56,7 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-ToolCaller = Callable[[str, dict[str, Any], Cause], Awaitable[ToolOutcome]]
+ToolCaller = Callable[[str, dict[str, Any], Cause], Awaitable["ToolOutcome"]]
 """Runs one tool call (name, arguments, cause) to its outcome, notifications and log included."""
 
 CALL_METHOD = "tools/call"
@@ -196,6 +198,8 @@ class FastCalls:
     def streamed(self, request_id: int | str, outcome: ToolOutcome, version: str) -> StreamedLine:
         """The response line of an outcome with a spooled body, to be written in slices: the
         line `encode` writes for it, byte for byte, framing and all."""
+        from graphmem.tools.base import ToolOutcome  # noqa: PLC0415 (loaded: a tool ran)
+
         assert outcome.body is not None
         frame = ToolOutcome(
             texts=[_TEXT_MARK],
