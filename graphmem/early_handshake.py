@@ -55,7 +55,10 @@ _READ = 64 * 1024
 # other argument (--http, --help, another command) takes the ordinary path.
 _VALUED = frozenset({"--data-dir", "--tools", "--replicate"})
 _ON = frozenset({"", "1", "true", "yes", "on"})  # config._flag's spellings
-_SERVER_MODULE = Path(__file__).with_name("server.py")  # where the instructions are written
+# Where the answer is written: capabilities (server.py), identity (tool_runner.py), instructions.
+_SERVER_MODULES = tuple(
+    Path(__file__).with_name(name) for name in ("server.py", "tool_runner.py", "instructions.py")
+)
 
 
 @dataclass
@@ -210,11 +213,7 @@ def _fingerprint(argv: Sequence[str], line: bytes) -> str:
         except PackageNotFoundError:
             return "-"
 
-    try:
-        source = _SERVER_MODULE.stat()
-        edited = f"{source.st_mtime_ns}:{source.st_size}"
-    except OSError:
-        edited = "-"
+    edited = ",".join(_edited(module) for module in _SERVER_MODULES)
     settings = sorted(
         (k, v) for k, v in os.environ.items() if k.startswith("GRAPHMEM_") and k != "GRAPHMEM_DIR"
     )
@@ -224,7 +223,7 @@ def _fingerprint(argv: Sequence[str], line: bytes) -> str:
         json.dumps(settings),
         # Which install: two environments of one version may differ in what they load.
         sys.prefix,
-        str(_SERVER_MODULE.parent),
+        str(_SERVER_MODULES[0].parent),
         installed("graphmem"),
         installed("mcp"),
         str(cypher_available()),
@@ -233,6 +232,14 @@ def _fingerprint(argv: Sequence[str], line: bytes) -> str:
     digest = hashlib.sha256("\0".join(parts).encode())
     digest.update(b"\0" + line)
     return digest.hexdigest()[:32]
+
+
+def _edited(module: Path) -> str:
+    try:
+        source = module.stat()
+    except OSError:
+        return "-"
+    return f"{source.st_mtime_ns}:{source.st_size}"
 
 
 def answer_early(argv: Sequence[str]) -> Handshake | None:

@@ -6,7 +6,7 @@ on (graphmem.early_handshake's fingerprint: argv, every `GRAPHMEM_*` variable, t
 and `mcp` versions, whether graph_cypher is installed) and of three more things: the request
 line itself (its id, its parameters), the schema files in force for the schema family's
 generated tools (each folder's `*.schema.json` names, sizes and mtimes), and the tool
-modules of an edited checkout (graphmem/tools/*.py, graphmem/server.py: sizes and mtimes).
+modules of an edited checkout (graphmem/tools/*.py, server.py, tool_runner.py: sizes, mtimes).
 All of them are in the file's name, so a changed one finds no kept answer and the SDK answers.
 
 What no name can see is a schema another process registers in the shared log from folders
@@ -30,7 +30,7 @@ __all__ = ["tools_list_file"]
 
 _SCHEMA_SUFFIX = ".schema.json"  # actors.schema_files.SUFFIX, not imported: it loads the actors
 _PACKAGE = Path(__file__).resolve().parent
-_MODULES = (_PACKAGE / "server.py", _PACKAGE / "tools")
+_MODULES = (_PACKAGE / "server.py", _PACKAGE / "tool_runner.py", _PACKAGE / "tools")
 
 
 def tools_list_file(initialize_file: Path, settings: Settings, line: bytes) -> Path:

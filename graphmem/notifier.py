@@ -16,19 +16,23 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
-from mcp.server.context import ServerRequestContext
-from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated, ToolsListChanged
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from actors.subscribers import Published
 from eventstore.events import SchemaRegistered, SchemaRetired
 
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.subscriptions import InMemorySubscriptionBus
+
 log = structlog.get_logger(__name__)
 
 GRAPH_URI = "memory://knowledge-graph"
+# mcp_types.version.MODERN_PROTOCOL_VERSIONS, not imported: it loads the SDK's pydantic types
+# (tests/graphmem/test_tool_layer_imports.py holds the copy to the SDK's list).
+MODERN_PROTOCOL_VERSIONS = frozenset({"2026-07-28"})
 
 
 def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
@@ -41,12 +45,23 @@ class Notifier:
     """Knows which connections want which notifications, and sends them."""
 
     def __init__(self, *, announce_tool_changes: bool = False) -> None:
-        self.bus = InMemorySubscriptionBus()
+        self._bus: InMemorySubscriptionBus | None = None
         self.announce_tool_changes = announce_tool_changes
         self._legacy: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self._loop: asyncio.AbstractEventLoop | None = None
         # The loop keeps only weak references to tasks: hold them until they are done.
         self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def bus(self) -> InMemorySubscriptionBus:
+        """The SDK's subscription bus, feeding 2026-07-28 `subscriptions/listen` streams:
+        made when the SDK's server is (graphmem.server), so a process that serves no SDK
+        session never loads the SDK for it."""
+        if self._bus is None:
+            from mcp.server.subscriptions import InMemorySubscriptionBus  # noqa: PLC0415
+
+            self._bus = InMemorySubscriptionBus()
+        return self._bus
 
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -68,13 +83,19 @@ class Notifier:
             uris.discard(uri)
 
     async def resource_updated(self, uri: str = GRAPH_URI) -> None:
-        await self.bus.publish(ResourceUpdated(uri=uri))
+        if self._bus is not None:  # no bus: no SDK server, so no listening stream either
+            from mcp.server.subscriptions import ResourceUpdated  # noqa: PLC0415
+
+            await self._bus.publish(ResourceUpdated(uri=uri))
         for connection, uris in list(self._legacy.items()):
             if uri in uris:
                 await self._send(connection.send_resource_updated(uri))
 
     async def tools_changed(self) -> None:
-        await self.bus.publish(ToolsListChanged())
+        if self._bus is not None:
+            from mcp.server.subscriptions import ToolsListChanged  # noqa: PLC0415
+
+            await self._bus.publish(ToolsListChanged())
         for connection in list(self._legacy):
             await self._send(connection.send_tool_list_changed())
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
-from mcp import types
 
 from actors.gateway import GraphGateway
 from actors.hooks import Hooks
@@ -18,6 +17,7 @@ from actors.transaction_coordinator import TransactionGateway
 from eventstore.events import Cause
 from eventstore.hlc import WallClock
 from graphmem.limits import InputLimits
+from graphmem.tools.definition import ToolDefinition
 from graphmem.tools.graph_body import GraphBody
 from graphmem.tools.graph_family import GraphFamily
 
@@ -136,7 +136,7 @@ Runner = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutcome]]
 
 @dataclass(frozen=True)
 class ToolSpec:
-    tool: types.Tool
+    tool: ToolDefinition
     run: Runner
     # How a rejection reads: the official plain text ("memory"), or MemoryMesh's JSON body
     # with suggestions ("mesh", for the mesh and schema families).

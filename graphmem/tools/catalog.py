@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from mcp import types
-
 from actors.gateway import GraphGateway
 from actors.read_models import ReadModels
 from graphmem.cypher import available as cypher_available
 from graphmem.tools.base import ToolSpec
+from graphmem.tools.definition import ToolDefinition
 from graphmem.tools.dynamic import dynamic_tools
 from graphmem.tools.graph_cypher_tool import GRAPH_CYPHER_TOOLS
 from graphmem.tools.graph_tools import GRAPH_TOOLS
@@ -142,5 +141,5 @@ class ToolCatalog:
     def names(self) -> list[str]:
         return list(self._specs)
 
-    def tools(self) -> list[types.Tool]:
+    def tools(self) -> list[ToolDefinition]:
         return list(self._tools)

@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
-from mcp import types
 
 from actors.commands import (
     AddEdgesResult,
@@ -38,6 +37,7 @@ from graphmem.tools.base import (
     check_names,
     check_text,
 )
+from graphmem.tools.definition import ToolAnnotations, ToolDefinition, ToolExecution
 from graphmem.tools.mesh_format import mesh_ok
 from graphmem.tools.schema import DRAFT_07
 from graphmem.tools.schema_definitions import tool_description, tool_input_schema
@@ -46,15 +46,15 @@ from projections.entity_schema import EntitySchema
 __all__ = ["dynamic_tools", "schema_tools"]
 
 
-_ANNOTATIONS: dict[Action, types.ToolAnnotations] = {
-    "add": types.ToolAnnotations(
+_ANNOTATIONS: dict[Action, ToolAnnotations] = {
+    "add": ToolAnnotations(
         read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
     ),
     # Setting the same properties twice leaves the node as the first call did.
-    "update": types.ToolAnnotations(
+    "update": ToolAnnotations(
         read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
     ),
-    "delete": types.ToolAnnotations(
+    "delete": ToolAnnotations(
         read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
     ),
 }
@@ -78,13 +78,13 @@ def _spec(schema: EntitySchema, action: Action) -> ToolSpec:
     name = f"{action}_{schema.type_name}"
     input_schema = dict(tool_input_schema(schema, action))
     input_schema.setdefault("$schema", DRAFT_07)
-    tool = types.Tool(
+    tool = ToolDefinition(
         name=name,
         title=f"{_TITLES[action]} {schema.type_name}",
         description=tool_description(schema, action),
         input_schema=input_schema,
         annotations=_ANNOTATIONS[action],
-        execution=types.ToolExecution(task_support="forbidden"),
+        execution=ToolExecution(task_support="forbidden"),
     )
     return ToolSpec(
         tool,

@@ -3,15 +3,14 @@ descriptions, input schemas describing every argument, closed output schemas, an
 
 from __future__ import annotations
 
-from mcp import types
-
+from graphmem.tools.definition import ToolAnnotations
 from graphmem.tools.memory_schemas import READ, tool
 from graphmem.tools.schema import Schema, array, closed_copy, obj, root, string
 
 __all__ = ["GRAPH_INGEST", "GRAPH_READ_TRANSCRIPT"]
 
 # Queueing writes files, never the graph; queueing the same document again replaces it.
-QUEUES = types.ToolAnnotations(
+QUEUES = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 

@@ -4,14 +4,13 @@ changes nothing more: destructive and idempotent)."""
 
 from __future__ import annotations
 
-from mcp import types
-
+from graphmem.tools.definition import ToolAnnotations
 from graphmem.tools.memory_schemas import tool
 from graphmem.tools.schema import Schema, array, closed_copy, obj, root, string
 
 __all__ = ["GRAPH_DECAY", "GRAPH_PRUNE"]
 
-REMOVES = types.ToolAnnotations(
+REMOVES = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
 _UNIT: Schema = {"type": "number", "minimum": 0, "maximum": 1}

@@ -5,14 +5,13 @@ one does something else or is refused: not idempotent)."""
 
 from __future__ import annotations
 
-from mcp import types
-
+from graphmem.tools.definition import ToolAnnotations
 from graphmem.tools.memory_schemas import tool
 from graphmem.tools.schema import Schema, array, closed_copy, obj, root, string
 
 __all__ = ["GRAPH_MERGE", "GRAPH_UNMERGE"]
 
-SPLITS = types.ToolAnnotations(
+SPLITS = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from mcp import types
-
+from graphmem.tools.definition import ToolAnnotations
 from graphmem.tools.memory_schemas import READ, tool
 from graphmem.tools.schema import Schema, array, obj, string
 
 __all__ = ["GRAPH_REEMBED", "GRAPH_SEARCH"]
 
 # graph_reembed writes no event (vectors are derived data), and repeating it changes nothing.
-REEMBEDS = types.ToolAnnotations(
+REEMBEDS = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 

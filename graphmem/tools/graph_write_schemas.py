@@ -5,8 +5,7 @@ idempotent; delete removes, and repeating it changes nothing more)."""
 
 from __future__ import annotations
 
-from mcp import types
-
+from graphmem.tools.definition import ToolAnnotations, ToolDefinition
 from graphmem.tools.memory_schemas import tool
 from graphmem.tools.schema import Schema, array, closed_copy, obj, root, string
 
@@ -19,10 +18,10 @@ __all__ = [
     "GRAPH_WEAKEN",
 ]
 
-ADDS = types.ToolAnnotations(
+ADDS = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
-REMOVES = types.ToolAnnotations(
+REMOVES = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
 
@@ -215,7 +214,7 @@ GRAPH_RELATE = tool(
 )
 
 
-def _adjust(name: str, title: str, description: str, amount: str) -> types.Tool:
+def _adjust(name: str, title: str, description: str, amount: str) -> ToolDefinition:
     return tool(
         name,
         title,

@@ -3,14 +3,13 @@ official nine: argument shapes as server-noonien 1.1 publishes them."""
 
 from __future__ import annotations
 
-from mcp import types
-
+from graphmem.tools.definition import ToolAnnotations
 from graphmem.tools.memory_schemas import AS_OF, AS_OF_OUTPUT, LIMIT, READ, RELATION, tool
 from graphmem.tools.schema import Schema, array, closed_copy, obj, root, string
 
 # Edits replace what was there: destructive, and repeating one is not a no-op in general (the
 # old element is gone, so the second call is refused).
-EDIT = types.ToolAnnotations(
+EDIT = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
 

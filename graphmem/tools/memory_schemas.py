@@ -6,8 +6,7 @@ changes we follow, the optional paging inputs of read_graph and search_nodes, an
 
 from __future__ import annotations
 
-from mcp import types
-
+from graphmem.tools.definition import ToolAnnotations, ToolDefinition, ToolExecution
 from graphmem.tools.schema import Schema, array, closed_copy, obj, root, string
 
 ENTITY = obj(
@@ -76,16 +75,16 @@ MATCH_OFFSET = {
 }
 ENTITY_TYPE_FILTER = string("Only entities of this exact type; omit to match every type")
 
-WRITE = types.ToolAnnotations(
+WRITE = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
-DELETE = types.ToolAnnotations(
+DELETE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
-READ = types.ToolAnnotations(
+READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
-FORBIDDEN_TASKS = types.ToolExecution(task_support="forbidden")
+FORBIDDEN_TASKS = ToolExecution(task_support="forbidden")
 
 
 def tool(  # noqa: PLR0917 - one positional per field of the official table
@@ -94,22 +93,18 @@ def tool(  # noqa: PLR0917 - one positional per field of the official table
     description: str,
     input_schema: Schema,
     output_schema: Schema | None,
-    annotations: types.ToolAnnotations,
-) -> types.Tool:
+    annotations: ToolAnnotations,
+) -> ToolDefinition:
     """A static tool's definition; with `output_schema` None it declares none."""
-    definition = types.Tool(
+    return ToolDefinition(
         name=name,
         title=title,
         description=description,
         input_schema=root(input_schema),
+        output_schema=output_schema,
         annotations=annotations,
         execution=FORBIDDEN_TASKS,
     )
-    # Left unset rather than set to None: stdio writes every field that was set, and would
-    # send "outputSchema": null.
-    if output_schema is not None:
-        definition.output_schema = output_schema
-    return definition
 
 
 CREATE_ENTITIES = tool(

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import msgspec
-from mcp import types
 
 from actors.commands import (
     AddEdges,
@@ -38,6 +37,7 @@ from graphmem.tools.base import (
     check_names,
     check_text,
 )
+from graphmem.tools.definition import ToolDefinition
 from graphmem.tools.input_checks import check_command
 from graphmem.tools.mesh_args import (
     AddEdgesArgs,
@@ -291,7 +291,7 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     return mesh_ok(value, action + as_of_phrase(point), clock=ctx.clock)
 
 
-def _spec(tool: types.Tool, run: Runner) -> ToolSpec:
+def _spec(tool: ToolDefinition, run: Runner) -> ToolSpec:
     return ToolSpec(tool, run, error_style="mesh")
 
 

@@ -10,8 +10,7 @@ timestamp}` envelope, whose data differs per tool.
 
 from __future__ import annotations
 
-from mcp import types
-
+from graphmem.tools.definition import ToolAnnotations, ToolDefinition
 from graphmem.tools.memory_schemas import AS_OF, DELETE, READ, WRITE, tool
 from graphmem.tools.schema import Schema, array, obj, string
 
@@ -31,7 +30,7 @@ __all__ = [
 
 # update_nodes replaces a whole metadata list and a repointed edge leaves its old key:
 # destructive. Repeating a call is not a no-op either (each weight update averages again).
-UPDATE = types.ToolAnnotations(
+UPDATE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
 
@@ -105,8 +104,8 @@ def _tool(
     title: str,
     description: str,
     input_schema: Schema,
-    annotations: types.ToolAnnotations,
-) -> types.Tool:
+    annotations: ToolAnnotations,
+) -> ToolDefinition:
     return tool(name, title, description, input_schema, None, annotations)
 
 

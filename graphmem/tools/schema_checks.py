@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from mcp import types
 
 from actors.time_travel import GraphModels
 
@@ -14,6 +13,7 @@ from actors.time_travel import GraphModels
 # and the answer says the point read the same way.
 from graphmem.tools.as_of import as_of_data, as_of_phrase
 from graphmem.tools.base import ToolContext, ToolOutcome, ToolSpec, check_names, parse_args
+from graphmem.tools.definition import ToolDefinition
 from graphmem.tools.memory_schemas import AS_OF, READ
 from graphmem.tools.mesh import mesh_read
 from graphmem.tools.mesh_format import mesh_ok
@@ -24,7 +24,7 @@ __all__ = ["CHECK_SCHEMAS", "SCHEMA_STATIC_TOOLS"]
 
 MAX_LIMIT = 10_000
 
-CHECK_SCHEMAS_TOOL = types.Tool(
+CHECK_SCHEMAS_TOOL = ToolDefinition(
     name="check_schemas",
     title="Check Schemas",
     description=(

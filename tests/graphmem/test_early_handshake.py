@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from graphmem import early_handshake, instructions, server, tool_runner
 from graphmem.early_handshake import Handshake, KeptAnswer, _fingerprint, _stdio_serve_data_dir
 
 
@@ -82,3 +84,23 @@ def test_the_kept_answers_name_is_the_same_for_every_data_dir_and_not_for_other_
     assert _fingerprint(["serve", "--tools", "memory"], line) != first
     monkeypatch.setenv("GRAPHMEM_TOOLS", "memory")
     assert _fingerprint(["serve"], line) != first
+
+
+def test_an_edit_to_where_the_initialize_answer_is_written_changes_the_kept_answers_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The capabilities (graphmem.server), the identity (graphmem.tool_runner) and the
+    # instructions (graphmem.instructions): an edited checkout never gets a stale answer.
+    written_from = {Path(m.__file__ or "") for m in (server, tool_runner, instructions)}
+    assert written_from <= set(early_handshake._SERVER_MODULES)
+    copies = [tmp_path / path.name for path in early_handshake._SERVER_MODULES]
+    for copy in copies:
+        copy.write_text("x")
+    monkeypatch.setattr(early_handshake, "_SERVER_MODULES", tuple(copies))
+    line = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}'
+    first = _fingerprint(["serve"], line)
+    for copy in copies:
+        copy.write_text(copy.read_text() + "x")  # one more byte: another size
+        edited = _fingerprint(["serve"], line)
+        assert edited != first
+        first = edited

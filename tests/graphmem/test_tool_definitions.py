@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from graphmem.tools.memory import MEMORY_TOOLS
+from graphmem.tools.tools_list import tools_list_result
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures/official-memory-wire-fixture.json"
 
@@ -74,10 +75,8 @@ def with_main_branch_changes(tools: dict[str, dict[str, Any]]) -> dict[str, dict
 
 
 def test_the_nine_tools_match_the_official_definitions() -> None:
-    ours = {
-        spec.tool.name: spec.tool.model_dump(by_alias=True, exclude_none=True, mode="json")
-        for spec in MEMORY_TOOLS
-    }
+    listed = tools_list_result([spec.tool for spec in MEMORY_TOOLS], "2025-11-25")
+    ours = {tool["name"]: tool for tool in json.loads(listed)["tools"]}
     expected = with_main_branch_changes(official_tools())
     assert list(ours) == list(expected)  # same names, same order
     for name, definition in expected.items():

@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from actors import graph_writer
-from graphmem import server as server_module
+from graphmem import tool_runner as runner_module
 from projections.graph_family import FamilyIndexBuild
 from tests.tools.graph_write_support import graph_client, tool_error, tool_value
 from tests.tools.support import call
@@ -53,7 +53,7 @@ async def test_a_graph_read_during_the_index_build_says_it_is_being_built_then_a
 ) -> None:
     held = HeldBuild(monkeypatch)
     # The call's wait for the build: a small share of its 60 s bound, so the refusal comes soon.
-    monkeypatch.setattr(server_module, "INDEX_WAIT_SHARE", 0.01)
+    monkeypatch.setattr(runner_module, "INDEX_WAIT_SHARE", 0.01)
     async with graph_client("legacy", tmp_path) as client:
         # Writes go on while the index is built: the writer answers between steps.
         await relate(client, "Alice", "Bob", "knows", weight=0.5)
@@ -68,7 +68,7 @@ async def test_a_graph_read_during_the_index_build_says_it_is_being_built_then_a
         assert "retry in a few seconds" in refused
 
         held.gate.set()
-        monkeypatch.setattr(server_module, "INDEX_WAIT_SHARE", 0.5)
+        monkeypatch.setattr(runner_module, "INDEX_WAIT_SHARE", 0.5)
         answer = await tool_value(client, "graph_stats", {})
 
     assert answer["nodes"]["total"] == 3
@@ -132,7 +132,7 @@ async def test_the_writer_answers_while_the_index_is_assembled_and_the_index_has
         for i in range(3):
             await relate(client, f"P{i}", f"Q{i}", "knows", weight=0.5)
     held = HeldAssembly(monkeypatch)
-    monkeypatch.setattr(server_module, "INDEX_WAIT_SHARE", 0.01)
+    monkeypatch.setattr(runner_module, "INDEX_WAIT_SHARE", 0.01)
     async with graph_client("legacy", tmp_path) as client:
         await call(client, "read_graph", {})  # a first request: the build starts
         assert await anyio.to_thread.run_sync(held.begun.wait, HELD_AT_MOST)
@@ -142,7 +142,7 @@ async def test_the_writer_answers_while_the_index_is_assembled_and_the_index_has
         refused = await tool_error(client, "graph_stats", {})
         assert refused.startswith("graph_stats: the graph family's index is being built (")
         held.gate.set()
-        monkeypatch.setattr(server_module, "INDEX_WAIT_SHARE", 0.5)
+        monkeypatch.setattr(runner_module, "INDEX_WAIT_SHARE", 0.5)
         answer = await tool_value(client, "graph_stats", {})
         entities = await tool_value(client, "graph_entities", {})
     monkeypatch.undo()  # the same log again, the index assembled as it comes
