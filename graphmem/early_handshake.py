@@ -112,12 +112,6 @@ class Handshake:
             if kept is not None:
                 self.owe(request_id, kept)
 
-    def kept_listing(self, line: bytes) -> bytes | None:
-        """The answer kept at an earlier start for this `tools/list` request line, if any
-        (graphmem.wire.front writes it without the SDK)."""
-        kept = self.list_keeper(line) if self.list_keeper is not None else None
-        return None if kept is None else kept.read()
-
     def owns(self, response_id: object) -> bool:
         """Whether a response is the SDK's answer to a request read early."""
         return str(response_id) in self.owed

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from graphmem import lean_imports
 from graphmem.app import App
 from graphmem.early_handshake import Handshake
 from graphmem.wire.fast_calls import FastCalls
@@ -76,52 +77,53 @@ def serve_stdio(app: App, handshake: Handshake | None = None) -> None:
     if app.settings.lazy_sdk:
         _serve_stdio_lazily(app, handshake)
         return
+    lean_imports.sse_without_uvicorn()  # stdio runs no uvicorn
     with serving(app, metrics=False) as (notifier, server):
         anyio.run(main, notifier, server)
 
 
 def _serve_stdio_lazily(app: App, handshake: Handshake | None) -> None:
     """Serve one client on stdio, starting the SDK's session only when a line needs it."""
-    with serving(app, metrics=False) as (notifier, server):
-        identity = ServerIdentity(
-            name=server.name,
-            title=server.title or "",
-            version=server.version or "",
-            instructions=server.instructions or "",
+    from graphmem.notifier import Notifier  # noqa: PLC0415 (SDK-free until an SDK session)
+    from graphmem.tool_runner import ToolRunner  # noqa: PLC0415
+    from graphmem.tools.tools_list import tools_list_result  # noqa: PLC0415
+
+    notifier = Notifier(announce_tool_changes="schema" in app.settings.tools)
+    runner = ToolRunner(app, notifier)
+    identity = ServerIdentity(runner.name, runner.title, runner.version, runner.instructions)
+    fast = FastCalls(runner.call_tool) if app.settings.fast_calls else None
+
+    async def list_tools(version: str) -> bytes:
+        return tools_list_result(await runner.definitions(), version)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        notifier.bind_loop(loop)
+        front = Front(
+            identity,
+            handshake if handshake is not None else Handshake(b""),
+            list_tools=list_tools,
+            on_initialized=runner.start_family_index,
         )
-        assert server.call_tool is not None
-        fast = FastCalls(server.call_tool) if app.settings.fast_calls else None
+        async with fast_stdio_server(
+            app.settings.max_line_bytes, front.handshake, front=front, fast=fast
+        ) as (read, write):
+            announce = _announce_tool_changes(lambda: loop.call_soon_threadsafe(read.tools_changed))
+            with _subscribed(app, announce if notifier.announce_tool_changes else None):
+                if not await read.sdk_needed():
+                    return
+            # Only now: the SDK's server, its pydantic models and its session (~30 MiB).
+            lean_imports.sse_without_uvicorn()  # stdio runs no uvicorn
+            from graphmem.server import server_over  # noqa: PLC0415
 
-        async def main() -> None:
-            loop = asyncio.get_running_loop()
-            notifier.bind_loop(loop)
-            front = Front(
-                identity,
-                handshake if handshake is not None else Handshake(b""),
-                lists_fixed="schema" not in app.settings.tools,
-                on_initialized=_on_initialized(app),
-            )
-            async with fast_stdio_server(
-                app.settings.max_line_bytes, front.handshake, front=front, fast=fast
-            ) as (read, write):
-                announce = _announce_tool_changes(
-                    lambda: loop.call_soon_threadsafe(read.tools_changed)
-                )
-                with _subscribed(app, announce if notifier.announce_tool_changes else None):
-                    if not await read.sdk_needed():
-                        return
-                options = server.create_initialization_options()
-                await server.run(read, write, options)
+            server = server_over(runner)
+            await server.run(read, write, server.create_initialization_options())
 
+    app.graph.subscribe(notifier.on_published)
+    try:
         anyio.run(main)
-
-
-def _on_initialized(app: App) -> Callable[[], None]:
-    """What the server's own `notifications/initialized` handler does besides the SDK's:
-    with the graph family, build its index in the background now (graphmem.server)."""
-    if "graph" in app.settings.tools:
-        return app.graph.start_family_index
-    return lambda: None
+    finally:
+        app.graph.unsubscribe(notifier.on_published)
 
 
 def _announce_tool_changes(announce: Callable[[], object]) -> Callable[[Published], None]:

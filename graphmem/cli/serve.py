@@ -85,8 +85,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     from graphmem import lean_imports  # noqa: PLC0415 (see host_port)
 
     lean_imports.lean_sdk_packages()  # before anything imports the SDK
-    if getattr(args, "http", None) is None:
-        lean_imports.sse_without_uvicorn()  # stdio runs no uvicorn
+    # A stdio server's sse_starlette (which the SDK's server imports) is imported without
+    # uvicorn where the SDK is loaded (graphmem.transports), if it is.
     from actors.search_handover import SearchHandover  # noqa: PLC0415 (as the app)
     from graphmem.app import running  # noqa: PLC0415 (see host_port)
     from graphmem.transports import serve_stdio  # noqa: PLC0415

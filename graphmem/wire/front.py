@@ -9,8 +9,9 @@ front answers what it is sure of:
 - a plainly well-formed first `initialize` (graphmem.wire.initialize_answer), or agrees the
   session an `initialize` answer written early already opened (graphmem.early_handshake);
 - `notifications/initialized` and `ping`, without parameters;
-- `tools/list` without parameters, from the answer kept at an earlier start for the same line
-  (graphmem.early_tools_list) when the list cannot change while serving (no schema family);
+- `tools/list` without parameters, from the runner's current definitions
+  (graphmem.tools.tools_list: the SDK's bytes); an answer the early reads wrote from a kept file
+  is compared with it as the SDK's would be, and the first list is kept for the next start;
 - `tools/call`s are the fast path's (graphmem.wire.fast_calls), attached before the SDK.
 
 Anything else (resources, subscriptions, logging, completion, a call with a progress token, a
@@ -23,7 +24,7 @@ then on the session is the SDK's, exactly as when it was loaded at start.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,14 @@ from graphmem.wire.initialize_answer import (
 )
 from graphmem.wire.wire_guard import Line
 
-__all__ = ["Front", "Served"]
+__all__ = ["TOOLS_LIST_CHANGED", "Front", "ListTools", "Served"]
+
+ListTools = Callable[[str], Awaitable[bytes]]
+"""The `result` of a `tools/list` at a protocol version, as the SDK writes it (a ValueError
+for a list the SDK would refuse to send)."""
+
+# The SDK's own line for the notification (JSONRPCNotification without params).
+TOOLS_LIST_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
 
 log = structlog.get_logger(__name__)
 
@@ -54,9 +62,9 @@ _encode_json = msgspec.json.Encoder().encode
 
 @dataclass(frozen=True)
 class Served:
-    """A line the front took: `data` is its answer line (None: nothing to write)."""
+    """A line the front took: `lines` are what it writes for it, in order."""
 
-    data: bytes | None = None
+    lines: tuple[bytes, ...] = ()
 
 
 class Front:
@@ -67,22 +75,20 @@ class Front:
         identity: ServerIdentity,
         handshake: Handshake,
         *,
-        lists_fixed: bool,
+        list_tools: ListTools,
         on_initialized: Callable[[], None] = lambda: None,
     ) -> None:
-        """`lists_fixed`: whether the tool list is a function of the install and settings
-        alone (no schema family: the kept file's name sees every input), so a kept answer
-        needs no comparison with the SDK's. `on_initialized` runs at the client's
-        `notifications/initialized` (what the server's own handler does besides the SDK's)."""
+        """`on_initialized` runs at the client's `notifications/initialized` (what the
+        server's own handler does besides the SDK's)."""
         self.identity = identity
         self.handshake = handshake
-        self.lists_fixed = lists_fixed
+        self.list_tools = list_tools
         self.on_initialized = on_initialized
         # The lines the SDK must read first, in order, if it comes to serve the session.
         self.history: list[bytes] = []
         self.initialized = False  # the client sent notifications/initialized
 
-    def serve(self, line: Line, session: SessionView) -> Served | str:
+    async def serve(self, line: Line, session: SessionView) -> Served | str:
         """Take `line` (read in order, its turn come), or say why the SDK must."""
         if line.kind not in {"request", "notification"}:
             return f"a {line.kind} line"
@@ -98,9 +104,10 @@ class Front:
         if not session.ready:
             return f"{line.method} outside a handshake-era session"
         if _no_params(value) and line.method == "ping":
-            return Served(_encode_json({"jsonrpc": "2.0", "id": line.request_id, "result": {}}))
+            return Served((_encode_json({"jsonrpc": "2.0", "id": line.request_id, "result": {}}),))
         if _no_params(value) and line.method == "tools/list":
-            return self._tools_list(line)
+            assert session.version is not None  # ready
+            return await self._tools_list(line, session.version)
         return f"a {line.method} request"
 
     def _notification(
@@ -148,22 +155,29 @@ class Front:
         if not session.ready:  # an answer written early that opened no session graphmem knows
             return "an initialize answered early with an unknown version"
         self.history.append(line.raw)
-        return Served(data)
+        return Served(() if data is None else (data,))
 
-    def _tools_list(self, line: Line) -> Served | str:
-        if not self.lists_fixed:
-            return "tools/list, whose answer may change with the log's schemas"
-        owed = self.handshake.owed.get(str(line.request_id))
-        if owed is not None and owed.method == "tools/list":
-            if owed.answered is None:
-                return "tools/list with no answer kept"
-            # Written by the early reads while the server loaded: nothing more to write.
-            del self.handshake.owed[str(line.request_id)]
-            return Served()
-        kept = self.handshake.kept_listing(line.raw)
-        if kept is None:
-            return "tools/list with no answer kept"
-        return Served(kept)
+    async def _tools_list(self, line: Line, version: str) -> Served | str:
+        try:
+            result = await self.list_tools(version)
+        except Exception as failure:  # the SDK's handler meets it too, and answers it
+            return f"tools/list failed here ({type(failure).__name__})"
+        data = _encode_json(
+            {"jsonrpc": "2.0", "id": line.request_id, "result": msgspec.Raw(result)}
+        )
+        key = str(line.request_id)
+        if key not in self.handshake.owed:  # the session's first list: kept for the next start
+            self.handshake.keep_listing(line.request_id, line.raw)
+        kept = self.handshake.owed.get(key)
+        if kept is None or kept.method != "tools/list":
+            return Served((data,))
+        # As the wire settles the SDK's answer: an early answer is compared, not written twice.
+        del self.handshake.owed[key]
+        written, problem = kept.settle(data, success=True)
+        if problem is None:
+            return Served(() if written is None else (written,))
+        log.warning("early_handshake_stale", problem=problem)
+        return Served((TOOLS_LIST_CHANGED,))  # the client was sent another list: it lists again
 
 
 def _no_params(value: Mapping[str, Any]) -> bool:

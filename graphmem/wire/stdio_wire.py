@@ -27,7 +27,7 @@ import structlog
 
 from graphmem.early_handshake import Handshake
 from graphmem.wire.fast_calls import FastCall, FastCalls, SessionView, StreamedLine
-from graphmem.wire.front import Front, Served
+from graphmem.wire.front import TOOLS_LIST_CHANGED, Front, Served
 from graphmem.wire.protocol import as_request_id, coerce_request_id
 from graphmem.wire.wire_guard import (
     DRAIN_TIMEOUT,
@@ -50,8 +50,6 @@ _encode_json = msgspec.json.Encoder().encode
 
 # Below this, a line and its newline go out in one system call; above, the copy would cost more.
 _SMALL_LINE = 64 * 1024
-# The SDK's own line for the notification (JSONRPCNotification without params).
-TOOLS_LIST_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
 
 
 # A response line encoded here (graphmem.wire.wire_guard, the fast path, the front): queued
@@ -264,10 +262,10 @@ class Wire:
                 self._start_fast(fast, ordered=line.ordered)
                 return
         if self.front is not None:
-            served = self.front.serve(line, self.session)
+            served = await self.front.serve(line, self.session)
             if isinstance(served, Served):
-                if served.data is not None:
-                    await self._send_out(_Encoded(line.request_id, served.data))
+                for data in served.lines:
+                    await self._send_out(_Encoded(line.request_id, data))
                 return
             await self._with_sdk(line, served)
             return
