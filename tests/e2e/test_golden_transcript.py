@@ -102,7 +102,10 @@ def _expected(step: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def test_the_golden_transcript_replays_identically(tmp_path: Path) -> None:
+# Served by graphmem's front until the resource subscription loads the SDK, and by the SDK's
+# session from the start (graphmem.wire.front).
+@pytest.mark.parametrize("lazy_sdk", ["1", "0"])
+async def test_the_golden_transcript_replays_identically(tmp_path: Path, lazy_sdk: str) -> None:
     fixture = _fixture()
     notifications: list[str] = []
 
@@ -111,7 +114,9 @@ async def test_the_golden_transcript_replays_identically(tmp_path: Path) -> None
         if isinstance(root, types.ResourceUpdatedNotification):
             notifications.append(str(root.params.uri))
 
-    async with legacy_session(tmp_path, message_handler=on_message) as s:
+    async with legacy_session(
+        tmp_path, message_handler=on_message, GRAPHMEM_LAZY_SDK=lazy_sdk
+    ) as s:
         for index, step in enumerate(fixture["golden_transcript"]):
             observed = _observed(await call(s, step["tool"], step["arguments"]))
             if index in VALIDATION_ERRORS:

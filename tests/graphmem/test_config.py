@@ -105,6 +105,7 @@ def test_the_default_profile_is_memory_and_schema() -> None:
         ("GRAPHMEM_WATCH_SCHEMAS", "maybe", "1/true/yes/on"),
         ("GRAPHMEM_FAST_CALLS", "maybe", "1/true/yes/on"),
         ("GRAPHMEM_EARLY_HANDSHAKE", "maybe", "1/true/yes/on"),
+        ("GRAPHMEM_LAZY_SDK", "maybe", "1/true/yes/on"),
     ],
 )
 def test_bad_profile_set_or_flag_values_are_refused(name: str, value: str, fragment: str) -> None:
@@ -118,6 +119,11 @@ def test_bad_profile_set_or_flag_values_are_refused(name: str, value: str, fragm
 )
 def test_graphmem_fast_calls_turns_the_fast_path_off(raw: str, enabled: bool) -> None:
     assert Settings.from_env({"GRAPHMEM_FAST_CALLS": raw}).fast_calls is enabled
+
+
+@pytest.mark.parametrize(("raw", "lazy"), [("", True), ("1", True), ("0", False), ("off", False)])
+def test_graphmem_lazy_sdk_loads_the_sdk_at_start_when_off(raw: str, lazy: bool) -> None:
+    assert Settings.from_env({"GRAPHMEM_LAZY_SDK": raw}).lazy_sdk is lazy
 
 
 def test_reading_the_configuration_does_not_import_the_mcp_sdk() -> None:
