@@ -15,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 
 from eventstore.events import Cause
 from graphmem.app import App
+from graphmem.graph_resource import GRAPH_RESOURCE
 from graphmem.notifier import GRAPH_URI, Notifier
 from graphmem.spliced_answers import slot_of
 from graphmem.tool_runner import ToolRunner
@@ -103,17 +104,8 @@ def _cause(ctx: ServerRequestContext[Any, Any], tool: str) -> Cause:
 async def on_list_resources(
     ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
 ) -> types.ListResourcesResult:
-    return types.ListResourcesResult(
-        resources=[
-            types.Resource(
-                uri=GRAPH_URI,
-                name="knowledge-graph",
-                title="Knowledge Graph",
-                description="The full knowledge graph with all entities and relations",
-                mime_type="application/json",
-            )
-        ]
-    )
+    resource = types.Resource.model_validate(GRAPH_RESOURCE, by_name=False)
+    return types.ListResourcesResult(resources=[resource])
 
 
 async def on_list_resource_templates(

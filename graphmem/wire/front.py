@@ -9,6 +9,9 @@ front answers what it is sure of:
 - a plainly well-formed first `initialize` (graphmem.wire.initialize_answer), or agrees the
   session an `initialize` answer written early already opened (graphmem.early_handshake);
 - `notifications/initialized` and `ping`, without parameters;
+- `resources/list` and `resources/templates/list` (the one resource: graphmem.graph_resource)
+  and `prompts/list` (graphmem serves none: the SDK's "Method not found"), without parameters:
+  what hosts ask at start;
 - `tools/list` without parameters, from the runner's current definitions
   (graphmem.tools.tools_list: the SDK's bytes); an answer the early reads wrote from a kept file
   is compared with it as the SDK's would be, and the first list is kept for the next start;
@@ -32,6 +35,7 @@ import msgspec
 import structlog
 
 from graphmem.early_handshake import Handshake
+from graphmem.graph_resource import GRAPH_RESOURCE
 from graphmem.kept_answer import KeptAnswer
 from graphmem.wire.fast_calls import SessionView, plain_id
 from graphmem.wire.initialize_answer import (
@@ -40,6 +44,7 @@ from graphmem.wire.initialize_answer import (
     initialize_result,
     plain_initialize,
 )
+from graphmem.wire.protocol import error_line
 from graphmem.wire.wire_guard import Line
 
 __all__ = ["TOOLS_LIST_CHANGED", "Front", "ListTools", "Served"]
@@ -55,6 +60,16 @@ log = structlog.get_logger(__name__)
 
 _REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 _NOTIFICATION_KEYS = frozenset({"jsonrpc", "method", "params"})
+
+# Results that never change, by method, for a request without parameters.
+_FIXED_RESULTS = {
+    "ping": {},
+    "resources/list": {"resources": [GRAPH_RESOURCE]},
+    "resources/templates/list": {"resourceTemplates": []},
+}
+METHOD_NOT_FOUND = -32601
+# Methods of the protocol graphmem has no handler for (the SDK answers "Method not found").
+_NOT_SERVED = frozenset({"prompts/list"})
 
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
@@ -103,12 +118,19 @@ class Front:
             return self._initialize(line, value.get("params"), session)
         if not session.ready:
             return f"{line.method} outside a handshake-era session"
-        if _no_params(value) and line.method == "ping":
-            return Served((_encode_json({"jsonrpc": "2.0", "id": line.request_id, "result": {}}),))
-        if _no_params(value) and line.method == "tools/list":
+        method = line.method
+        if method not in _FIXED_RESULTS and method not in _NOT_SERVED and method != "tools/list":
+            return f"a {method} request"
+        if not _no_params(value):
+            return f"a {method} request with parameters"
+        if method == "tools/list":
             assert session.version is not None  # ready
             return await self._tools_list(line, session.version)
-        return f"a {line.method} request"
+        if method in _NOT_SERVED:
+            not_found = error_line(line.request_id, METHOD_NOT_FOUND, "Method not found", method)
+            return Served((not_found,))
+        result = _FIXED_RESULTS[method]
+        return Served((_encode_json({"jsonrpc": "2.0", "id": line.request_id, "result": result}),))
 
     def _notification(
         self, line: Line, value: Mapping[str, Any], session: SessionView

@@ -53,9 +53,11 @@ def coerce_request_id(request_id: Any) -> Any:
     return request_id
 
 
-def error_line(request_id: Any, code: int, message: str) -> bytes:
+def error_line(request_id: Any, code: int, message: str, data: str | None = None) -> bytes:
     """The line the SDK writes for `JSONRPCError(id=request_id, error=ErrorData(code,
-    message))` (pydantic's `model_dump_json(by_alias=True, exclude_unset=True)`)."""
-    return _encode_json(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    )
+    message, data))` (pydantic's `model_dump_json(by_alias=True, exclude_unset=True)`; no
+    `data` member when it is None)."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return _encode_json({"jsonrpc": "2.0", "id": request_id, "error": error})

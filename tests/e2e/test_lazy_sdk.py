@@ -136,11 +136,13 @@ def legacy_transcript(data_dir: Path, *, lazy: bool) -> tuple[list[bytes], Sessi
         session.send(line(4, "tools/call", create), 4)
         session.send(line(5, "tools/call", {"name": "no_such_tool", "arguments": {}}), 5)
         session.send(line(6, "tools/call", {"name": "read_graph", "arguments": {}}), 6)
-        # What the front leaves to the SDK: it is loaded here, and the session goes on.
-        session.send(line(7, "resources/list"), 7)
+        session.send(line(7, "resources/list"), 7)  # what hosts ask at start
+        session.send(line(17, "resources/templates/list", {}), 17)
+        session.send(line(18, "prompts/list"), 18)  # none: "Method not found"
         session.send(
             line(8, "tools/call", {"name": "search_nodes", "arguments": {"query": "o"}}), 8
         )
+        # What the front leaves to the SDK: it is loaded here, and the session goes on.
         session.send(line(9, "resources/subscribe", {"uri": GRAPH_URI}), 9)
         more = {"name": "create_entities", "arguments": {"entities": [entity("Ada", "x")]}}
         session.send(line(10, "tools/call", more), 10)  # resources/updated first
@@ -151,18 +153,20 @@ def legacy_transcript(data_dir: Path, *, lazy: bool) -> tuple[list[bytes], Sessi
         session.send(line(14, "tools/call", progress), 14)
         session.send(line(15, "initialize", init("2024-11-05")), 15)
         session.send(line(16, "logging/setLevel", {"level": "info"}), 16)
+        session.send(line(19, "resources/list"), 19)
+        session.send(line(20, "prompts/list", {}), 20)
     finally:
         written = session.close()
     return written, session
 
 
-def test_a_handshake_era_session_loads_the_sdk_at_its_first_resources_request_and_goes_on(
+def test_a_handshake_era_session_loads_the_sdk_at_its_first_subscription_and_goes_on(
     tmp_path: Path,
 ) -> None:
     lazy, front = legacy_transcript(tmp_path / "lazy", lazy=True)
     sdk, loaded_at_start = legacy_transcript(tmp_path / "sdk", lazy=False)
     assert_same_lines(lazy, sdk)
-    assert front.sdk_loads() == [("resources/list", "a resources/list request")]
+    assert front.sdk_loads() == [("resources/subscribe", "a resources/subscribe request")]
     assert loaded_at_start.sdk_loads() == []
     assert any(b'"notifications/resources/updated"' in b for b in lazy)
     assert not front.server.logged("early_handshake_stale")  # the SDK agreed the initialize

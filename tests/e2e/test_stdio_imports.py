@@ -203,7 +203,7 @@ async def test_the_sdk_clients_session_is_served_without_loading_the_sdk(tmp_pat
 
 
 @pytest.mark.anyio
-async def test_a_resources_request_loads_the_sdk_and_the_session_goes_on(tmp_path: Path) -> None:
+async def test_a_resource_read_loads_the_sdk_and_the_session_goes_on(tmp_path: Path) -> None:
     params, modules_file = serving_params(tmp_path)
     async with (
         stdio_client(params, errlog=sys.stderr) as (read, write),
@@ -211,8 +211,10 @@ async def test_a_resources_request_loads_the_sdk_and_the_session_goes_on(tmp_pat
     ):
         await session.initialize()
         await session.call_tool("read_graph", {})
-        resources = await session.list_resources()
+        resources = await session.list_resources()  # answered without the SDK too
         assert [str(r.uri) for r in resources.resources] == ["memory://knowledge-graph"]
+        contents = await session.read_resource("memory://knowledge-graph")
+        assert len(contents.contents) == 1
         read_back = await session.call_tool("read_graph", {})
         assert read_back.structured_content == {"entities": [], "relations": []}
     loaded = await anyio.to_thread.run_sync(_read_modules, modules_file)
