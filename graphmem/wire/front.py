@@ -71,7 +71,6 @@ METHOD_NOT_FOUND = -32601
 # Methods of the protocol graphmem has no handler for (the SDK answers "Method not found").
 _NOT_SERVED = frozenset({"prompts/list"})
 
-_decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
 
 
@@ -146,38 +145,28 @@ class Front:
 
     def _initialize(self, line: Line, params: object, session: SessionView) -> Served | str:
         request_id = line.request_id
-        owed = self.handshake.owed.get(str(request_id))
-        if owed is not None and owed.answered is not None:
-            # Answered before the server loaded, with the SDK's answer kept at an earlier start.
-            answer = _decode_json(owed.answered)
-            result = answer.get("result") if isinstance(answer, dict) else None
-            return self._opened(line, params, result, session, None)
         version = plain_initialize(params)
         if version is None:
             return "an initialize whose parameters the SDK must read"
         data = initialize_line(request_id, self.identity, version)
-        if owed is not None:
+        owed = self.handshake.owed.get(str(request_id))
+        written: bytes | None = data
+        if owed is None:
+            self.handshake.owe(request_id, KeptAnswer(None, answered=data))
+        elif owed.answered is None:
             owed.written_ahead(data)  # kept for the next start's early answer
         else:
-            self.handshake.owe(request_id, KeptAnswer(None, answered=data))
-        return self._opened(line, params, initialize_result(self.identity, version), session, data)
-
-    def _opened(
-        self,
-        line: Line,
-        params: object,
-        result: object,
-        session: SessionView,
-        data: bytes | None,
-    ) -> Served | str:
-        session.saw_request(
-            "initialize", line.request_id, params if isinstance(params, dict) else None
-        )
-        session.saw_answer(line.request_id, result)
-        if not session.ready:  # an answer written early that opened no session graphmem knows
-            return "an initialize answered early with an unknown version"
+            # Answered before the server loaded, from a kept answer: compared as the SDK's
+            # answer would be (a difference replaces the kept copies; the client keeps what
+            # it was sent), and the copy a new store lacks is made.
+            written, problem = owed.settle(data, success=True)
+            if problem is not None:
+                log.warning("early_handshake_stale", problem=problem)
+            owed.answered = data  # what the SDK's answer is compared with, if it comes
+        session.saw_request("initialize", request_id, params if isinstance(params, dict) else None)
+        session.saw_answer(request_id, initialize_result(self.identity, version))
         self.history.append(line.raw)
-        return Served(() if data is None else (data,))
+        return Served(() if written is None else (written,))
 
     async def _tools_list(self, line: Line, version: str) -> Served | str:
         try:
