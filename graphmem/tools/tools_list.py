@@ -126,7 +126,9 @@ def _annotations(annotations: ToolAnnotations) -> dict[str, Any]:
     )
 
 
-def _schema(schema: Mapping[str, Any], declared: tuple[str, ...], where: str | None) -> Any:
+def _schema(
+    schema: Mapping[str, Any], declared: tuple[str, ...], where: str | None
+) -> dict[str, Any]:
     """`schema` as the version's model writes it: its declared keys first, in their order,
     then the others as given; a key whose value is None left out. `where`: the schema must
     have type "object" (named so in the error)."""
