@@ -16,8 +16,11 @@ from mcp.shared.message import SessionMessage
 from structlog.testing import capture_logs
 
 from eventstore.events import Cause
+from graphmem.early_handshake import Handshake
 from graphmem.tools.base import ToolOutcome
 from graphmem.wire.fast_calls import FastCalls
+from graphmem.wire.front import Front
+from graphmem.wire.initialize_answer import ServerIdentity
 from graphmem.wire.stdio_wire import Wire, WireReadStream
 from graphmem.wire.wire_lines import LineReader
 
@@ -302,3 +305,54 @@ async def test_a_queued_call_the_client_cancels_is_dropped_unanswered() -> None:
     lines = [call(1), call(2, "other"), cancel(2), cancel(1), call(3, "other")]
     pipe = await serve(lines, slow_then(never_ends), nothing)
     assert [m["id"] for m in pipe.messages()] == [3]
+
+
+async def test_a_fast_call_cancelled_before_the_sdk_loads_is_never_answered_nor_loads_it() -> None:
+    """With graphmem's front serving the session (no SDK loaded), a cancellation cancels the
+    running fast call as before; the session ends without the SDK ever being wanted."""
+    cancelled = anyio.Event()
+    entered = anyio.Event()
+
+    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+        if name == "other":
+            return ToolOutcome(texts=["ok"])
+        entered.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        raise AssertionError("unreachable")
+
+    async def never_listed(version: str) -> bytes:
+        raise AssertionError("not asked")
+
+    identity = ServerIdentity("test", "Test", "1", "")
+    reader = asyncio.StreamReader()
+    pipe = Pipe()
+    front = Front(identity, Handshake(b""), list_tools=never_listed)
+    wire = Wire(LineReader(lambda: reader.read(65536), 1 << 20), pipe, front=front)
+    wire.fast = FastCalls(tool)
+    initialize = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "c", "version": "0"},
+    }
+    opening = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize}
+    reader.feed_data(json.dumps(opening).encode() + b"\n" + call(1))
+
+    async def cancel_once_running() -> None:
+        await entered.wait()
+        reader.feed_data(cancel(1) + b"\n" + call(2, "other"))
+        reader.feed_eof()
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(wire.write_lines)
+            group.start_soon(cancel_once_running)
+            await wire.read_lines()
+            group.cancel_scope.cancel()
+    wire.outgoing.close()
+    wire.incoming.close()
+    assert cancelled.is_set()
+    assert [m["id"] for m in pipe.messages()] == [0, 2]
+    assert wire.sdk_decided.is_set() and not wire.sdk_wanted
