@@ -21,7 +21,6 @@ from projections.graph._records import (
     RelationKey,
     RelationRecord,
     aliases_of,
-    listed_key,
 )
 from projections.naming import NameIndex, NameLookup, Resolution, resolve
 from projections.views import (
@@ -328,12 +327,6 @@ class GraphReads:
     def relation_keys(self) -> list[RelationKey]:
         """(from, to, type) of the visible relations in listing order: `relations()` without
         building attribute views, for readers that need only the keys."""
-        state = self._state
-        if state.keyed is None:
-            # A restore's relations, never looked up by key since: listing them keys neither
-            # the dict nor the records (GraphState.keyed; 116 bytes a relation kept for good
-            # by one broad answer). Unkeyed, they are still in listing order.
-            return [listed_key(relation) for relation in state.unkeyed if relation.visible]
         if self._state.relations_unsorted:
             self._state.relations = dict(
                 sorted(self._state.relations.items(), key=lambda kv: kv[1].created)

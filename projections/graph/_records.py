@@ -534,20 +534,3 @@ class GraphState:
 
 
 _KEY_OF = attrgetter("key")
-
-
-def listed_key(relation: RelationRecord) -> RelationKey:
-    """The relation's key, as `key` reads it, but not kept on a restored record that has not
-    made it yet: a listing of every key (a broad answer) would otherwise keep a 64-byte tuple
-    a relation for good, which is what a restore saves."""
-    key: RelationKey = _RELATION_KEY.__get__(relation)
-    if key is not LAZY_KEY:
-        return key
-    assert isinstance(relation, RestoredRelationRecord)
-    stamps, row = relation.stamps, relation.row
-    names = stamps.names
-    return (
-        names[stamps.from_entities[row]],
-        names[stamps.to_entities[row]],
-        stamps.strings[stamps.relation_types[row]],
-    )

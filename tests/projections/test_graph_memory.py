@@ -15,7 +15,6 @@ from eventstore.events import (
     Envelope,
     ObservationAdded,
     RelationCreated,
-    RelationDeleted,
     decode_envelope,
     encode_envelope,
 )
@@ -388,22 +387,6 @@ def test_a_restored_graph_keys_its_relations_only_when_one_is_looked_up_by_key()
     assert state.keyed is not None
     assert list(state.relations) == list(graph.state.relations)
     _names_shared(copy)
-
-
-def test_listing_a_restored_graph_s_relation_keys_keys_neither_the_dict_nor_its_records() -> None:
-    # A broad answer lists every key: keeping them was 116 bytes a relation for good (5.6 MB
-    # at 50,000 relations), what the restore had saved.
-    graph = _imported(40)
-    gone = RelationDeleted(from_entity="e7", to_entity="e8", relation_type="knows")
-    graph.apply_all(_transaction([gone], (1_700_000_000_001 << 16), "node-a", 100))
-    copy = GraphProjection.from_snapshot(graph.to_snapshot())
-    state = copy.state
-
-    assert copy.relation_keys() == graph.relation_keys()
-    assert ("e7", "e8", "knows") not in copy.relation_keys()
-    assert state.keyed is None
-    assert all(_held(relation, "key") == ("", "", "") for relation in state.relation_records())
-    assert copy.to_snapshot() == graph.to_snapshot()
 
 
 def test_a_relation_folded_into_a_restored_graph_finds_the_restored_one_with_its_key() -> None:
