@@ -2,7 +2,7 @@
 revision, and where the process's heap holds it.
 
 Run: python -m bench.answer_memory [--entities 50000] [--revs main,HEAD] [--rounds 3]
-     [--data-dir DIR] [--json PATH]
+     [--skip-stdio] [--heap] [--cpu-reps 6] [--data-dir DIR] [--json PATH]
 
 For bench.dataset's graph of N entities, imported once (`graphmem import`; the store is
 copied fresh for every server):
@@ -17,7 +17,10 @@ copied fresh for every server):
   an asyncio StreamWriter as the stdio wire writes it, a thread reading the other end): after
   each call, glibc's heaps (`malloc_info`: each arena's size and free bytes; the main arena
   is the event loop's, the others worker threads'), `mallinfo2`'s totals and pymalloc's
-  arenas (`sys._debugmallocstats`), then glibc's mmap threshold as it stands (probed).
+  arenas (`sys._debugmallocstats`), then glibc's mmap threshold as it stands (probed);
+- `cpu` (with --cpu-reps K): in process as `heap`, a fresh interpreter per revision, the
+  revisions alternating for --rounds rounds: the process's CPU (all threads) per broad
+  `search_nodes` and `read_graph`, answer written, K of each after a first pair.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -164,11 +168,9 @@ def _mmap_threshold(libc: ctypes.CDLL) -> str:
     return "> 64 MiB"
 
 
-async def _in_process(data_dir: Path, n: int) -> dict[str, Any]:
-    libc = ctypes.CDLL("libc.so.6")
-    libc.mallinfo2.restype = _MallInfo2
-    libc.fopen.restype = ctypes.c_void_p
-    libc.malloc.restype = ctypes.c_void_p
+async def _pipe_writer() -> asyncio.StreamWriter:
+    """A StreamWriter on a pipe, as graphmem.wire.stdio_transport opens stdout (the same
+    write-ahead), a thread reading the other end as a client would (its own glibc arena)."""
     reading, writing = os.pipe()
     threading.Thread(
         target=lambda: [None for _ in iter(lambda: os.read(reading, MIB), b"")], daemon=True
@@ -177,29 +179,59 @@ async def _in_process(data_dir: Path, n: int) -> dict[str, Any]:
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(writing, "wb", buffering=0)
     )
-    transport.set_write_buffer_limits(high=4 * MIB)  # as graphmem.wire.stdio_transport
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    transport.set_write_buffer_limits(high=4 * MIB)
+    return asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+async def _answer(call: Any, writer: asyncio.StreamWriter, tool: str, arguments: Any) -> None:
+    """One call, its answer written in slices as the stdio wire writes a streamed line."""
+    outcome = await call(tool, arguments)
+    if outcome.body is not None:
+        line = StreamedLine(1, b"", b"", b"", outcome.body)
+        for piece in line.pieces():
+            writer.write(piece)
+            await writer.drain()
+        line.close()
+
+
+async def _in_process(data_dir: Path, n: int) -> dict[str, Any]:
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _MallInfo2
+    libc.fopen.restype = ctypes.c_void_p
+    libc.malloc.restype = ctypes.c_void_p
+    writer = await _pipe_writer()
     figures: dict[str, Any] = {}
     async with served(data_dir) as call:
         await call("search_nodes", {"query": unique_token(n // 3)})
         gc.collect()
         figures["loaded"] = _heap(libc)
         for i, (tool, arguments) in enumerate(CALLS):
-            outcome = await call(tool, arguments)
-            if outcome.body is not None:
-                line = StreamedLine(1, b"", b"", b"", outcome.body)
-                for piece in line.pieces():
-                    writer.write(piece)
-                    await writer.drain()
-                line.close()
-            del outcome
+            await _answer(call, writer, tool, arguments)
             gc.collect()
             figures[f"{i}:{tool}"] = _heap(libc)
     figures["mmap_threshold"] = _mmap_threshold(libc)
     return figures
 
 
-def _heap_in_fresh_process(store: Path, src: Path | None, workdir: Path, n: int) -> dict[str, Any]:
+async def _cpu(data_dir: Path, n: int, reps: int) -> dict[str, list[float]]:
+    """The process's CPU (all threads) per broad call, answer written: `reps` of each after a
+    first pair (which makes the lazily built indexes and the relations' keys)."""
+    writer = await _pipe_writer()
+    times: dict[str, list[float]] = {tool: [] for tool, _ in CALLS[:2]}
+    async with served(data_dir) as call:
+        await call("search_nodes", {"query": unique_token(n // 3)})
+        for rep in range(reps + 1):
+            for tool, arguments in CALLS[:2]:
+                started = time.process_time()
+                await _answer(call, writer, tool, arguments)
+                if rep:
+                    times[tool].append(round((time.process_time() - started) * 1000, 1))
+    return times
+
+
+def _in_fresh_process(
+    mode: list[str], store: Path, src: Path | None, workdir: Path, n: int
+) -> dict[str, Any]:
     data_dir = workdir / "in-process"
     shutil.rmtree(data_dir, ignore_errors=True)
     shutil.copytree(store, data_dir)
@@ -208,7 +240,7 @@ def _heap_in_fresh_process(store: Path, src: Path | None, workdir: Path, n: int)
     # from `src` (PYTHONPATH comes before the editable install); -P: not bench/ on sys.path.
     script = Path(__file__).resolve()
     out = subprocess.run(
-        [sys.executable, "-P", str(script), "--child", str(data_dir), str(n)],
+        [sys.executable, "-P", str(script), "--child", str(data_dir), str(n), *mode],
         capture_output=True,
         text=True,
         check=True,
@@ -233,7 +265,16 @@ def _imported(workdir: Path, n: int, reuse: Path | None) -> Path:
     return data_dir
 
 
-def measure(n: int, revs: list[str], rounds: int, heap: bool, reuse: Path | None) -> dict[str, Any]:
+def measure(
+    n: int,
+    revs: list[str],
+    rounds: int,
+    *,
+    stdio: bool = True,
+    heap: bool = False,
+    cpu_reps: int = 0,
+    reuse: Path | None = None,
+) -> dict[str, Any]:
     figures: dict[str, Any] = {"entities": n, "load_before": load_average(), "revs": {}}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -243,20 +284,36 @@ def measure(n: int, revs: list[str], rounds: int, heap: bool, reuse: Path | None
             (workdir / rev).mkdir()
             src, info = graphmem_source(None if rev == "WT" else rev, workdir / rev)
             sources[rev] = src
-            figures["revs"][rev] = {"source": info, "stdio": [], "heap": []}
-        for _ in range(rounds):
+            figures["revs"][rev] = {"source": info, "stdio": [], "heap": [], "cpu": []}
+        for _ in range(rounds if stdio else 0):
             for rev in revs:
                 run = _stdio(store, sources[rev], workdir, n)
                 figures["revs"][rev]["stdio"].append(run)
                 print(rev, json.dumps(run), file=sys.stderr, flush=True)
         if heap:
             for rev in revs:
-                found = _heap_in_fresh_process(store, sources[rev], workdir, n)
+                found = _in_fresh_process([], store, sources[rev], workdir, n)
                 figures["revs"][rev]["heap"].append(found)
+                print(rev, json.dumps(found), file=sys.stderr, flush=True)
+        for _ in range(rounds if cpu_reps else 0):
+            for rev in revs:
+                mode = ["cpu", str(cpu_reps)]
+                found = _in_fresh_process(mode, store, sources[rev], workdir, n)
+                figures["revs"][rev]["cpu"].append(found)
                 print(rev, json.dumps(found), file=sys.stderr, flush=True)
     for rev in revs:
         runs = figures["revs"][rev]["stdio"]
-        figures["revs"][rev]["summary"] = _summary(runs)
+        if runs:
+            figures["revs"][rev]["summary"] = _summary(runs)
+        if cpu_reps:
+            figures["revs"][rev]["cpu_summary"] = {
+                tool: {
+                    "median_ms": statistics.median(t for run in cpu for t in run[tool]),
+                    "per_process_medians": [statistics.median(run[tool]) for run in cpu],
+                }
+                for cpu in (figures["revs"][rev]["cpu"],)
+                for tool in cpu[0]
+            }
     figures["load_after"] = load_average()
     return figures
 
@@ -281,17 +338,34 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
-        print(json.dumps(asyncio.run(_in_process(Path(argv[1]), int(argv[2])))))
+        data_dir, n = Path(argv[1]), int(argv[2])
+        if argv[3:4] == ["cpu"]:
+            print(json.dumps(asyncio.run(_cpu(data_dir, n, int(argv[4])))))
+        else:
+            print(json.dumps(asyncio.run(_in_process(data_dir, n))))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entities", type=int, default=50_000)
     parser.add_argument("--revs", default="main,HEAD", help="comma-separated; WT: the work tree")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--skip-stdio", action="store_true", help="no real servers")
     parser.add_argument("--heap", action="store_true", help="also the in-process heap figures")
+    parser.add_argument(
+        "--cpu-reps", type=int, default=0, help="also the in-process CPU A/B: calls per process"
+    )
     parser.add_argument("--data-dir", type=Path, default=None, help="an imported store to reuse")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
-    figures = measure(args.entities, args.revs.split(","), args.rounds, args.heap, args.data_dir)
+    revs = args.revs.split(",")
+    figures = measure(
+        args.entities,
+        revs,
+        args.rounds,
+        stdio=not args.skip_stdio,
+        heap=args.heap,
+        cpu_reps=args.cpu_reps,
+        reuse=args.data_dir,
+    )
     text = json.dumps(figures, indent=2)
     print(text)
     if args.json is not None:
