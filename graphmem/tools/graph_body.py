@@ -33,9 +33,14 @@ __all__ = ["IN_MEMORY_BYTES", "SLICE_BYTES", "GraphBody"]
 
 # An answer's compact JSON kept in memory up to this size; past it, spooled to disk.
 IN_MEMORY_BYTES = 1024 * 1024
-# The compact JSON of one batch, aimed at: a slice's memory is a small multiple of it.
-SLICE_BYTES = 1024 * 1024
-_FIRST_BATCH = 256
+# The compact JSON of one batch, aimed at: a slice's memory is a small multiple of it (the
+# batch read back, formatted, escaped: some five copies alive at once). Below glibc's default
+# mmap threshold (128 KiB) on purpose: once a process has freed a larger block, the threshold
+# rises and blocks that size come from the heap, where what a broad answer frees stays
+# resident. At 1 MiB a broad answer at 50k left ~14 MiB there; at 64 KiB, under 1 (no slower:
+# design-notes, "What a broad answer leaves behind").
+SLICE_BYTES = 64 * 1024
+_FIRST_BATCH = 32
 _MAX_BATCH = 65_536
 
 _encode = msgspec.json.Encoder().encode
@@ -167,6 +172,9 @@ def _indented_section(key: bytes, batches: Iterator[bytes], *, last: bool) -> It
         # '{\n  "k": [\n    item,\n    item\n  ]\n}'; the items are cut out of it.
         wrapped = msgspec.json.format(b'{"k":' + batch + b"}", indent=2)
         items = memoryview(wrapped)[_WRAP_HEAD:-_WRAP_TAIL]
-        yield (b'  "' + key + b'": [\n' if first else b",\n") + items
+        piece = (b'  "' + key + b'": [\n' if first else b",\n") + items
+        # Not held while the piece is escaped and written: one copy fewer at a time.
+        del batch, wrapped, items
+        yield piece
         first = False
     yield b'  "' + key + b'": []' + end if first else b"\n  ]" + end

@@ -20,11 +20,15 @@ from graphmem.config import Settings
 from graphmem.limits import InputLimits
 from graphmem.tools.base import ToolContext, ToolOutcome
 from graphmem.tools.memory import MEMORY_TOOLS
+from graphmem.wire.fast_calls import StreamedLine
 
 pytestmark = pytest.mark.anyio
 
 TOOLS = {spec.tool.name: spec for spec in MEMORY_TOOLS}
 WIDE = 'a "quoted" \\ line\nthen é 🚀 \t ' * 30
+# glibc maps a block this large or larger on its own, at first; once one is freed, blocks up to
+# its size come from the heap instead, where what an answer frees stays resident.
+MMAP_THRESHOLD = 128 * 1024
 
 
 @pytest.fixture
@@ -93,3 +97,22 @@ async def test_an_answer_that_cannot_be_spooled_is_built_in_memory(
     assert outcome.body is None and not outcome.is_error
     assert len(names(outcome)) == 1000
     assert "answer_not_spooled" in [e["event"] for e in logs]
+
+
+async def test_a_spooled_answer_is_written_in_slices_each_under_glibc_s_mmap_threshold(
+    app: App, tmp_path: Path
+) -> None:
+    # What a broad answer leaves in the heap is what its slices' copies (read back,
+    # formatted, escaped) held at once: 1 MiB slices left ~14 MiB there at 50,000 entities.
+    ctx = context(app, tmp_path)
+    await fill(ctx, 3000)  # about 3 MB of answer, every entity escaped heavily
+    outcome = await TOOLS["read_graph"].run(ctx, {})
+    body = outcome.body
+    assert body is not None and body.on_disk
+    try:
+        text, structured = list(body.text_pieces()), list(body.structured_pieces())
+        written = list(StreamedLine(1, b"", b"", b"", body).pieces())
+    finally:
+        body.close()
+    assert len(written) > 40
+    assert max(map(len, text + structured + written)) < MMAP_THRESHOLD
