@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bench import search_paths
 from bench.dataset import write_jsonl
 from bench.servers import seed
 from bench.workload import OPERATIONS, Plan, run_size
@@ -37,3 +38,17 @@ def test_every_call_the_workload_times_is_answered_by_the_server_not_the_early_r
     # The start-up's first call (its own figure) may be the early reads'; none after it is.
     assert len(early) == 1 + sum(plan.warmups + plan.calls(op) for op in OPERATIONS)
     assert not any(early[1:]), early
+
+
+def test_the_search_paths_benchmark_times_both_paths_at_every_size(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    argv = ["--sizes", "200,400", "--rounds", "1", "--pairs", "3", "--dir", str(tmp_path)]
+    assert search_paths.main([*argv, "--json", str(out)]) == 0
+
+    figures = json.loads(out.read_text())
+    assert {(run["n"], run["path"]) for run in figures["runs"]} == {
+        (n, path) for n in (200, 400) for path in search_paths.PATHS
+    }
+    for row in figures["summary"]:
+        assert row["search_p50_ms"] > 0 and row["open_nodes_p50_ms"] > 0, row
+    assert [row["search_ratio_to_smallest"] for row in figures["summary"]][::2] == [1.0, 1.0]
