@@ -255,7 +255,9 @@ def markdown(results: dict[str, Any], checks: list[dict[str, Any]]) -> str:
         "",
         "graphmem's import time is `graphmem import` of the JSONL into a fresh data dir, before "
         "the server starts; it is not part of any call figure. Start-up is spawn to the end of "
-        "`initialize`; the first call is one selective search right after it.",
+        "`initialize`; the first call is one selective search right after it. A `ping` follows "
+        "it, so that every call in the latency table is the server's own (graphmem's early "
+        "reads, which answer a small store's reads while the server loads, stop there).",
         "",
         *_size_table(results),
         "",

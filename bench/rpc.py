@@ -191,6 +191,16 @@ class RpcClient:
         tools = _decode(answer.result).get("tools", [])
         return [str(tool["name"]) for tool in tools]
 
+    def ping(self) -> None:
+        """One `ping`, awaited. On graphmem it also ends the early reads' answers: they stop at
+        the first request that is not a read (graphmem.early_reads), so every call after it is
+        the server's own, answered once the server has loaded."""
+        self._request("ping", {})
+        _, line = self._read_response()
+        answer = _envelope(line)
+        if answer.error is not None:
+            raise RuntimeError(f"ping failed: {answer.error}")
+
     def call(self, tool: str, arguments: dict[str, Any]) -> Reply:
         """One tool call, awaited before returning."""
         started = time.perf_counter()

@@ -13,6 +13,9 @@ __all__ = ["ones", "query_buckets", "text_buckets"]
 _QUAD = next(code for code in "IL" if array(code).itemsize == 4)
 _LOW_3 = 0xFFFFFF
 _QUERY_BYTES = 256
+# Set bits up to which `ones` takes them one at a time: each step costs about what writing out
+# the whole number once does divided by 16, so well below that (measured at 391 to 31,250 bits).
+_SPARSE = 12
 
 
 def _utf8(text: str) -> bytes:
@@ -53,9 +56,18 @@ def query_buckets(needle: str, buckets: int) -> set[int]:
 
 
 def ones(bits: int) -> list[int]:
-    """Positions of the set bits, lowest first."""
-    digits = bin(bits)[:1:-1]
+    """Positions of the set bits (of a non-negative number), lowest first."""
     found: list[int] = []
+    if bits.bit_count() <= _SPARSE:
+        # A selective query leaves a few bits in a bitset of thousands of segments (7,813 at
+        # a million entities): a few whole-number steps each beat writing out every digit
+        # (~1.4 against ~4.4 us there); a broad one leaves many, each step as long as the number.
+        while bits:
+            low = bits & -bits
+            found.append(low.bit_length() - 1)
+            bits ^= low
+        return found
+    digits = bin(bits)[:1:-1]
     at = digits.find("1")
     while at >= 0:
         found.append(at)
