@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import core
-from bench.dataset import write_jsonl
+from bench.dataset import sizes_argument, write_jsonl
 from bench.lost_writes import run_lost_writes
 from bench.machine import load_average, machine_facts
 from bench.report import chart, check_targets, label, markdown, target_lines
@@ -45,20 +45,13 @@ LOGS = HERE / ".cache" / "logs"
 LOST_WRITES_N = 1_000
 
 
-def _sizes(value: str) -> list[int]:
-    try:
-        return [int(part.replace("_", "")) for part in value.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a comma-separated list") from None
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench.compare", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--sizes", type=_sizes, default=None, help="N for both servers")
+    parser.add_argument("--sizes", type=sizes_argument, default=None, help="N for both servers")
     parser.add_argument(
-        "--graphmem-only-sizes", type=_sizes, default=None, help="N for graphmem alone"
+        "--graphmem-only-sizes", type=sizes_argument, default=None, help="N for graphmem alone"
     )
     parser.add_argument(
         "--quick", action="store_true", help="a smoke run: N = 0 and 1,000, few calls"

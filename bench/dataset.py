@@ -8,6 +8,7 @@ has one outgoing relation, to a random other entity. Everything is a pure functi
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 from dataclasses import dataclass
@@ -92,3 +93,11 @@ def write_jsonl(path: Path, n: int, seed: int = 0) -> Dataset:
         for i in range(relations):
             out.write("\n" + dumps(relation_record(i, n, rng)))
     return Dataset(path, n, relations, path.stat().st_size)
+
+
+def sizes_argument(value: str) -> list[int]:
+    """A command line's comma-separated list of N (`1000,50_000`), for argparse's `type=`."""
+    try:
+        return [int(part.replace("_", "")) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a comma-separated list") from None

@@ -27,8 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.compare import _sizes
-from bench.dataset import entity_name, unique_token, write_jsonl
+from bench.dataset import entity_name, sizes_argument, unique_token, write_jsonl
 from bench.machine import load_average
 from bench.servers import Store, sample, seed, start
 from bench.workload import percentile
@@ -91,7 +90,7 @@ def summarise(runs: list[dict[str, Any]], sizes: list[int]) -> list[dict[str, An
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=_sizes, default=[1_000, 50_000, 1_000_000])
+    parser.add_argument("--sizes", type=sizes_argument, default=[1_000, 50_000, 1_000_000])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pairs", type=int, default=400)
     parser.add_argument("--dir", default=None, help="scratch dir (default: a temp dir)")
