@@ -26,6 +26,7 @@ from setuptools.command.build_ext import build_ext
 EXTENSIONS: dict[str, str] = {
     "projections._prefix_scan": "projections/_prefix_scan.c",
     "projections._prefix_write": "projections/_prefix_write.c",
+    "projections._restored_keys": "projections/_restored_keys.c",
 }
 
 _OPTIMISE = ["-O2"]

@@ -65,7 +65,7 @@ def graph_page(graph: GraphProjection, offset: int | None, limit: int | None) ->
 def graph_selection(graph: GraphProjection, offset: int | None, limit: int | None) -> Selection:
     """What `graph_page` answers, unshaped."""
     if limit is None and offset is None:
-        return graph.entities(), graph.relation_keys()
+        return graph.entities(), graph.relation_keys_read()
     # From the graph's name index: a page costs the same whatever was deleted before.
     page = graph.entities_page(offset or 0, limit)
     return page, subgraph_keys(graph, page)
@@ -106,7 +106,7 @@ def search_selection(
     everyone = len(names) == graph.entity_count()
     paging = offset is not None or limit is not None
     if everyone and entity_type is None and not paging:
-        return graph.entities(), graph.relation_keys()
+        return graph.entities(), graph.relation_keys_read()
     with _uncollected():
         found: Iterable[EntityView] = graph.entities() if everyone else graph.entities_named(names)
         if entity_type is not None:

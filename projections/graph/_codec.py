@@ -612,7 +612,7 @@ def _restore_entities(
 
 def _restore_relations(
     state: _SnapshotV3, table: RestoredColumns, rows: list[int]
-) -> tuple[RelationRecord, ...]:
+) -> tuple[RestoredRelationRecord, ...]:
     n = len(state.names)
     from_entities = _ints("I", state.from_entities)
     to_entities = _ints("I", state.to_entities)
@@ -632,7 +632,7 @@ def _restore_relations(
     table.from_entities = from_entities
     table.to_entities = to_entities
     table.relation_types = relation_types
-    relations: list[RelationRecord] = list(
+    relations: list[RestoredRelationRecord] = list(
         map(
             RestoredRelationRecord,
             repeat(LAZY_KEY, m),  # key: made from row j's columns when first read

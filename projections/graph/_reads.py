@@ -23,6 +23,7 @@ from projections.graph._records import (
     aliases_of,
 )
 from projections.naming import NameIndex, NameLookup, Resolution, resolve
+from projections.restored_keys import listed_keys
 from projections.views import (
     EntityAttributes,
     EntityView,
@@ -32,6 +33,10 @@ from projections.views import (
 )
 
 _CREATED = attrgetter("created")
+
+KEYS_SLICE = 4096
+"""Restored relations listed a slice at a time by `relation_keys_read`: the slice's keys stay
+in the CPU's caches while the answer is written, and no list of them all is made."""
 
 # RelationView's attribute fields, and the defaults a cleared one reads as.
 _VIEW_DEFAULTS: dict[str, Any] = {
@@ -327,12 +332,29 @@ class GraphReads:
     def relation_keys(self) -> list[RelationKey]:
         """(from, to, type) of the visible relations in listing order: `relations()` without
         building attribute views, for readers that need only the keys."""
-        if self._state.relations_unsorted:
-            self._state.relations = dict(
-                sorted(self._state.relations.items(), key=lambda kv: kv[1].created)
-            )
-            self._state.relations_unsorted = False
-        return [key for key, relation in self._state.relations.items() if relation.visible]
+        return list(self.relation_keys_read())
+
+    def relation_keys_read(self) -> Iterator[RelationKey]:
+        """`relation_keys()` as it is read: a restore's records are listed from its columns a
+        slice at a time (projections.restored_keys), not keyed for good, so that a
+        whole-graph answer holds neither a key per relation for as long as the process runs
+        (116 bytes a relation with its dict slot) nor a list of them while it is written."""
+        state = self._state
+        # Listed in their order: one that needs sorting (a creation folded out of clock order,
+        # as replication can) is keyed and sorted once, below.
+        if state.keyed is None and not state.relations_unsorted:
+            records = state.unkeyed
+            if records:
+                columns = records[0].stamps  # one restore made them all: they share its table
+                for start in range(0, len(records), KEYS_SLICE):
+                    yield from listed_keys(records[start : start + KEYS_SLICE], columns)
+            return
+        if state.relations_unsorted:
+            state.relations = dict(sorted(state.relations.items(), key=lambda kv: kv[1].created))
+            state.relations_unsorted = False
+        for key, relation in state.relations.items():
+            if relation.visible:
+                yield key
 
     def incident_keys(self, name: str, *, hidden: bool = False) -> list[RelationKey]:
         """Keys of the visible relations touching `name` (either end), in no promised order:

@@ -498,9 +498,10 @@ class GraphState:
     # By key, in listing order; None while a restore's relations are not looked up by key:
     # `relations` builds it from `unkeyed` on first use (a dict slot and a key tuple were
     # 116 bytes a relation, and a served graph that only reads or adds entities and
-    # observations never needs it).
+    # observations never needs it; whole-graph answers list the keys from the restore's
+    # columns instead, projections.restored_keys).
     keyed: dict[RelationKey, RelationRecord] | None = field(default_factory=dict)
-    unkeyed: tuple[RelationRecord, ...] = ()
+    unkeyed: tuple[RestoredRelationRecord, ...] = ()
     relations_last: FoldStamp = ZERO
     relations_unsorted: bool = False
     visible: int = 0
