@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset import COMMON_WORD, entity_name, unique_token
+from bench.emit import emit_figures
 from bench.inprocess import served
 from bench.machine import load_average
 from eventstore.lmdb_log import LmdbEventLog
@@ -168,10 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
     figures = measure(args.data_dir, args.entities, args.base, args.rounds)
-    text = json.dumps(figures, indent=2)
-    print(text)
-    if args.json is not None:
-        args.json.write_text(text + "\n")
+    emit_figures(figures, args.json)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset import COMMON_WORD, entity_record, relation_record, unique_token, write_jsonl
+from bench.emit import emit_figures
 from bench.inprocess import served
 from bench.machine import load_average
 from bench.servers import Store, start
@@ -297,10 +298,7 @@ def main(argv: list[str] | None = None) -> None:
         mcp=not args.skip_mcp,
         reuse=args.data_dir,
     )
-    text = json.dumps(figures, indent=2)
-    print(text)
-    if args.json is not None:
-        args.json.write_text(text + "\n")
+    emit_figures(figures, args.json)
 
 
 if __name__ == "__main__":
