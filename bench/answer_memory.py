@@ -42,10 +42,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.dataset import COMMON_WORD, unique_token, write_jsonl
+from bench.dataset import COMMON_WORD, unique_token
 from bench.emit import emit_figures
 from bench.inprocess import served
 from bench.machine import load_average
+from bench.server_memory import imported_store
 from bench.servers import Store, graphmem_source, sample, start
 from graphmem.wire.fast_calls import StreamedLine
 
@@ -252,20 +253,6 @@ def _in_fresh_process(
     return result
 
 
-def _imported(workdir: Path, n: int, reuse: Path | None) -> Path:
-    data_dir = reuse if reuse is not None else workdir / "imported"
-    if (data_dir / "data.mdb").exists():
-        return data_dir
-    jsonl = workdir / "graph.jsonl"
-    write_jsonl(jsonl, n)
-    subprocess.run(
-        [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), "import", str(jsonl)],
-        check=True,
-        capture_output=True,
-    )
-    return data_dir
-
-
 def measure(
     n: int,
     revs: list[str],
@@ -279,7 +266,7 @@ def measure(
     figures: dict[str, Any] = {"entities": n, "load_before": load_average(), "revs": {}}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        store = _imported(workdir, n, reuse)
+        store = imported_store(workdir, n, reuse)
         sources: dict[str, Path | None] = {}
         for rev in revs:
             (workdir / rev).mkdir()

@@ -225,7 +225,7 @@ def _serve_filled_by_mcp(workdir: Path, n: int) -> dict[str, Any]:
     }
 
 
-def _imported(workdir: Path, n: int, reuse: Path | None) -> Path:
+def imported_store(workdir: Path, n: int, reuse: Path | None) -> Path:
     """A store of bench.dataset's N entities filled by `graphmem import`: `reuse` if it holds
     one already (building 1M takes minutes; a server does not change an imported store it
     only reads), else built there (or in `workdir`). Give a copy if the tree's graph version
@@ -255,7 +255,7 @@ def measure(
     figures: dict[str, Any] = {"entities": n, "load_before": load_average()}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        data_dir = _imported(workdir, n, reuse)
+        data_dir = imported_store(workdir, n, reuse)
         if serve:
             figures["serve_import"] = _serve(data_dir, workdir, n)
             figures["serve_import_early_reads_off"] = _serve(

@@ -216,20 +216,13 @@ async def test_a_call_the_client_cancels_is_never_answered_nor_holds_up_the_drai
     cancelled = anyio.Event()
     entered = anyio.Event()
 
-    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
-        entered.set()
-        try:
-            await anyio.sleep_forever()
-        finally:
-            cancelled.set()
-        raise AssertionError("unreachable")
-
     async def cancel_once_running(wire: Wire) -> None:
         await entered.wait()
         feeds[wire].feed_data(cancel(1) + b"\n" + call(2, "other"))
         feeds[wire].feed_eof()
 
-    pipe = await serve([call(1)], slow_then(tool), cancel_once_running, eof=False)
+    tool = slow_then(blocked_until_cancelled(entered, cancelled))
+    pipe = await serve([call(1)], tool, cancel_once_running, eof=False)
     assert cancelled.is_set()
     assert [m["id"] for m in pipe.messages()] == [2]
 
@@ -245,6 +238,21 @@ async def test_a_call_cancelled_before_it_runs_is_never_answered() -> None:
 async def never_ends(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
     await anyio.sleep_forever()
     raise AssertionError("unreachable")
+
+
+def blocked_until_cancelled(entered: anyio.Event, cancelled: anyio.Event) -> Tool:
+    """A tool that sets `entered`, then waits until its call is cancelled and sets
+    `cancelled`."""
+
+    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
+        entered.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        raise AssertionError("unreachable")
+
+    return tool
 
 
 def slow_then(first: Tool) -> Tool:
@@ -313,16 +321,6 @@ async def test_a_fast_call_cancelled_before_the_sdk_loads_is_never_answered_nor_
     cancelled = anyio.Event()
     entered = anyio.Event()
 
-    async def tool(name: str, arguments: dict[str, Any], cause: Cause) -> ToolOutcome:
-        if name == "other":
-            return ToolOutcome(texts=["ok"])
-        entered.set()
-        try:
-            await anyio.sleep_forever()
-        finally:
-            cancelled.set()
-        raise AssertionError("unreachable")
-
     async def never_listed(version: str) -> bytes:
         raise AssertionError("not asked")
 
@@ -331,7 +329,7 @@ async def test_a_fast_call_cancelled_before_the_sdk_loads_is_never_answered_nor_
     pipe = Pipe()
     front = Front(identity, Handshake(b""), list_tools=never_listed)
     wire = Wire(LineReader(lambda: reader.read(65536), 1 << 20), pipe, front=front)
-    wire.fast = FastCalls(tool)
+    wire.fast = FastCalls(slow_then(blocked_until_cancelled(entered, cancelled)))
     initialize = {
         "protocolVersion": "2025-06-18",
         "capabilities": {},
