@@ -22,6 +22,7 @@ import structlog
 
 from actors.subscribers import Published
 from eventstore.events import SchemaRegistered, SchemaRetired
+from graphmem.protocol import MODERN_PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -30,15 +31,20 @@ if TYPE_CHECKING:
 log = structlog.get_logger(__name__)
 
 GRAPH_URI = "memory://knowledge-graph"
-# mcp_types.version.MODERN_PROTOCOL_VERSIONS, not imported: it loads the SDK's pydantic types
-# (tests/graphmem/test_tool_layer_imports.py holds the copy to the SDK's list).
-MODERN_PROTOCOL_VERSIONS = frozenset({"2026-07-28"})
 
 
 def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
     # The SDK offers no public handle on the connection for pushes outside a request
     # (marked TODO(L53) upstream); this is the one place that reaches for it.
     return ctx.session._connection
+
+
+def tools_changed_by(published: Published) -> bool:
+    """Whether `published` changes the schemas in force, and with them the tool list."""
+    return any(
+        isinstance(envelope.event, SchemaRegistered | SchemaRetired)
+        for envelope in published.envelopes
+    )
 
 
 class Notifier:
@@ -113,11 +119,7 @@ class Notifier:
         log, and every change of the schemas in force, from wherever it came.
         """
         graph_changed = not published.local and bool(published.envelopes)
-        tools_changed = self.announce_tool_changes and any(
-            isinstance(envelope.event, SchemaRegistered | SchemaRetired)
-            for envelope in published.envelopes
-        )
-        if tools_changed:
+        if self.announce_tool_changes and tools_changed_by(published):
             self._soon(self.tools_changed)
         if graph_changed:
             self._soon(self.resource_updated)

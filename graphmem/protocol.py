@@ -1,9 +1,10 @@
-"""The few facts of the MCP wire the stdio front needs, without importing the SDK.
+"""The few facts of the MCP wire that graphmem's stdio front, its `tools/list` bytes and its
+notifier need, without importing the SDK.
 
 Importing `mcp_types` (pydantic models) costs a stdio server ~25 MiB of RSS and a tenth of a
 second before its first answer (issue 21 item 2), yet the handshake era's plain traffic needs
 only these constants, the SDK's request-id rules and its error line. Each one is the SDK's
-own, copied: tests/graphmem/test_wire_protocol.py holds them equal to the installed SDK's
+own, copied: tests/graphmem/test_wire_front.py holds them equal to the installed SDK's
 (re-check when the `mcp` pin moves).
 """
 

@@ -128,11 +128,11 @@ def _serve_stdio_lazily(app: App, handshake: Handshake | None) -> None:
 
 def _announce_tool_changes(announce: Callable[[], object]) -> Callable[[Published], None]:
     """A writer subscriber that calls `announce` when the schemas in force change (the
-    notifier's rule: graphmem.notifier.Notifier.on_published)."""
-    from eventstore.events import SchemaRegistered, SchemaRetired  # noqa: PLC0415
+    notifier's rule, for the session before the SDK's)."""
+    from graphmem.notifier import tools_changed_by  # noqa: PLC0415 (SDK-free, as above)
 
     def on_published(published: Published) -> None:
-        if any(isinstance(e.event, SchemaRegistered | SchemaRetired) for e in published.envelopes):
+        if tools_changed_by(published):
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                 announce()
 

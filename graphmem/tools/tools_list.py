@@ -31,16 +31,19 @@ from typing import Any
 
 import msgspec
 
+from graphmem.protocol import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    MODERN_PROTOCOL_VERSIONS,
+    SERVER_INFO_META_KEY,
+)
 from graphmem.tools.definition import ToolAnnotations, ToolDefinition
 
 __all__ = ["HANDSHAKE_VERSIONS", "MODERN_VERSIONS", "tools_list_result"]
 
-# mcp_types.version's HANDSHAKE_PROTOCOL_VERSIONS and MODERN_PROTOCOL_VERSIONS, not imported:
-# that loads the SDK's pydantic types (tests/graphmem/test_tools_list.py holds the copies).
-HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-MODERN_VERSIONS = ("2026-07-28",)
-
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+# The SDK's own versions and meta key, as graphmem.protocol copies them (importing
+# mcp_types would load the SDK's pydantic types).
+HANDSHAKE_VERSIONS = HANDSHAKE_PROTOCOL_VERSIONS
+MODERN_VERSIONS = MODERN_PROTOCOL_VERSIONS
 
 # The fields each version's JSON-Schema model declares, in its order; other keys follow.
 _HANDSHAKE_SCHEMA = ("$schema", "properties", "required", "type")
@@ -86,7 +89,7 @@ def tools_list_result(
             "resultType": "complete",
             "tools": [_tool(d, modern=True) for d in definitions],
             "ttlMs": 0,
-            "_meta": {SERVER_INFO_KEY: _stated(server_info)},
+            "_meta": {SERVER_INFO_META_KEY: _stated(server_info)},
         }
     )
 

@@ -8,7 +8,7 @@ and answers the plain `tools/call` that dominates real traffic off the SDK's per
 (`fast_calls`), byte for byte as the SDK would. Before the SDK is loaded at all, `front`
 answers the rest of a handshake-era session's plain traffic (`initialize` through
 `initialize_answer`, `ping`, `tools/list`...) and says when the SDK must be loaded; these
-modules import nothing of the SDK (`protocol` holds the few facts copied from it), and what
+modules import nothing of the SDK (`graphmem.protocol` holds the few facts copied from it), and what
 needs it (`sdk_reading`, `sdk_calls`) is imported once it is.
 
 That last promise leans on SDK internals. When the `mcp` pin in pyproject.toml moves, re-check:
@@ -16,7 +16,7 @@ That last promise leans on SDK internals. When the `mcp` pin in pyproject.toml m
 - the modules imported here from `mcp.shared` (`inbound.classify_inbound_request`,
   `jsonrpc_dispatcher.handler_exception_to_error_data`, `message.SessionMessage`) and from
   `mcp_types` (`methods.validate_client_request`) still exist with the same meaning, and the
-  facts `protocol` copies (versions, meta keys, request-id rules, the error line) and the
+  facts `graphmem.protocol` copies (versions, meta keys, request-id rules, the error line) and the
   initialize negotiation `initialize_answer` copies still hold (tests/graphmem/test_wire_front.py);
 - how the SDK serialises a `CallToolResult` in each era (key order, `resultType`, `_meta`
   serverInfo stamp), which `FastCalls.encode` reproduces;

@@ -28,7 +28,7 @@ import msgspec
 import structlog
 
 from eventstore.events import Cause
-from graphmem.wire.protocol import (
+from graphmem.protocol import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     MODERN_PROTOCOL_VERSIONS,
     PROTOCOL_VERSION_META_KEY,

@@ -37,6 +37,7 @@ import structlog
 from graphmem.early_handshake import Handshake
 from graphmem.graph_resource import GRAPH_RESOURCE
 from graphmem.kept_answer import KeptAnswer
+from graphmem.protocol import error_line
 from graphmem.wire.fast_calls import SessionView, plain_id
 from graphmem.wire.initialize_answer import (
     ServerIdentity,
@@ -44,7 +45,6 @@ from graphmem.wire.initialize_answer import (
     initialize_result,
     plain_initialize,
 )
-from graphmem.wire.protocol import error_line
 from graphmem.wire.wire_guard import Line
 
 __all__ = ["TOOLS_LIST_CHANGED", "Front", "ListTools", "Served"]

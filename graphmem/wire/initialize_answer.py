@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from graphmem.wire.protocol import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from graphmem.protocol import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 __all__ = ["ServerIdentity", "initialize_line", "plain_initialize"]
 

@@ -26,9 +26,9 @@ import msgspec
 import structlog
 
 from graphmem.early_handshake import Handshake
+from graphmem.protocol import as_request_id, coerce_request_id
 from graphmem.wire.fast_calls import FastCall, FastCalls, SessionView, StreamedLine
 from graphmem.wire.front import TOOLS_LIST_CHANGED, Front, Served
-from graphmem.wire.protocol import as_request_id, coerce_request_id
 from graphmem.wire.wire_guard import (
     DRAIN_TIMEOUT,
     Encoded,

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import anyio
 import msgspec
 
-from graphmem.wire.protocol import coerce_request_id, error_line
+from graphmem.protocol import coerce_request_id, error_line
 from graphmem.wire.wire_lines import Oversized
 from projections.json_depth import MAX_NESTING, nesting_exceeds
 

@@ -304,11 +304,7 @@ class GraphReads:
 
     def relations(self) -> Iterator[RelationView]:
         """Visible relations in order of their latest creation stamp."""
-        if self._state.relations_unsorted:
-            self._state.relations = dict(
-                sorted(self._state.relations.items(), key=lambda kv: kv[1].created)
-            )
-            self._state.relations_unsorted = False
+        self._sort_relations()
         for relation in self._state.relation_records():
             if relation.visible:
                 yield self._relation_view(relation)
@@ -349,12 +345,18 @@ class GraphReads:
                 for start in range(0, len(records), KEYS_SLICE):
                     yield from listed_keys(records[start : start + KEYS_SLICE], columns)
             return
-        if state.relations_unsorted:
-            state.relations = dict(sorted(state.relations.items(), key=lambda kv: kv[1].created))
-            state.relations_unsorted = False
+        self._sort_relations()
         for key, relation in state.relations.items():
             if relation.visible:
                 yield key
+
+    def _sort_relations(self) -> None:
+        """Puts the relations in listing order (latest creation stamp) where a creation folded
+        out of clock order left them unsorted; keys them, as sorting needs the dict."""
+        state = self._state
+        if state.relations_unsorted:
+            state.relations = dict(sorted(state.relations.items(), key=lambda kv: kv[1].created))
+            state.relations_unsorted = False
 
     def incident_keys(self, name: str, *, hidden: bool = False) -> list[RelationKey]:
         """Keys of the visible relations touching `name` (either end), in no promised order:

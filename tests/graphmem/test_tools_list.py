@@ -76,7 +76,7 @@ def sdk_result(definitions: list[ToolDefinition], version: str) -> bytes:
 def test_the_version_lists_are_the_sdks() -> None:
     assert HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
     assert MODERN_VERSIONS == MODERN_PROTOCOL_VERSIONS
-    assert frozenset(MODERN_PROTOCOL_VERSIONS) == notifier.MODERN_PROTOCOL_VERSIONS
+    assert notifier.MODERN_PROTOCOL_VERSIONS == MODERN_PROTOCOL_VERSIONS
 
 
 @pytest.mark.parametrize("version", VERSIONS)

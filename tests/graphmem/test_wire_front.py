@@ -1,4 +1,4 @@
-"""The stdio front's copies of the SDK (graphmem.wire.protocol, graphmem.wire.initialize_answer)
+"""The stdio front's copies of the SDK (graphmem.protocol, graphmem.wire.initialize_answer)
 agree with the installed SDK, and the handshake-era path runs without importing it."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from mcp_types import methods
 from mcp_types import version as sdk_version
 from pydantic import ValidationError
 
-from graphmem.wire import protocol
+from graphmem import protocol
 from graphmem.wire.initialize_answer import plain_initialize
 from graphmem.wire.sdk_calls import failure
 
