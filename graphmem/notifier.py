@@ -22,6 +22,7 @@ import structlog
 
 from actors.subscribers import Published
 from eventstore.events import SchemaRegistered, SchemaRetired
+from graphmem.graph_resource import GRAPH_URI
 from graphmem.protocol import MODERN_PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from mcp.server.subscriptions import InMemorySubscriptionBus
 
 log = structlog.get_logger(__name__)
-
-GRAPH_URI = "memory://knowledge-graph"
 
 
 def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:

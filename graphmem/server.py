@@ -15,8 +15,8 @@ from mcp.shared.exceptions import MCPError
 
 from eventstore.events import Cause
 from graphmem.app import App
-from graphmem.graph_resource import GRAPH_RESOURCE
-from graphmem.notifier import GRAPH_URI, Notifier
+from graphmem.graph_resource import GRAPH_RESOURCE, GRAPH_URI
+from graphmem.notifier import Notifier
 from graphmem.spliced_answers import slot_of
 from graphmem.tool_runner import ToolRunner
 from graphmem.tools.base import ToolOutcome, render

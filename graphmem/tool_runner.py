@@ -24,8 +24,9 @@ from eventstore.events import Cause
 from graphmem.app import App
 from graphmem.cypher import INSTALL_HINT
 from graphmem.faults import FAULTS, explain
+from graphmem.graph_resource import GRAPH_URI
 from graphmem.instructions import instructions
-from graphmem.notifier import GRAPH_URI, Notifier
+from graphmem.notifier import Notifier
 from graphmem.tools.base import ToolContext, ToolInputError, ToolOutcome, ToolSpec, error
 from graphmem.tools.catalog import ToolCatalog
 from graphmem.tools.definition import ToolDefinition

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import ClientSession, types
 
-from graphmem.notifier import GRAPH_URI
+from graphmem.graph_resource import GRAPH_URI
 from tests.tools.support import call, legacy_session, modern_client, text
 
 pytestmark = pytest.mark.anyio
