@@ -36,6 +36,7 @@ from projections.graph_family import (
     FamilyIndexBuildingError,
     family_index_built,
 )
+from projections.heap import keep_large_blocks_once_loaded
 from projections.search import SearchProjection
 
 log = structlog.get_logger(__name__)
@@ -205,6 +206,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._pending: list[Execute] = []
         self._rebuild: BackgroundFold | None = None  # the background rebuild running, if any
         self._warming = False  # a _WarmSearch is queued
+        self._heap_settled = False  # see _settle_heap_once_loaded
         self._family_index = family_index if family_index is not None else FamilyIndexProgress()
         self._family_wanted = False  # a BuildFamilyIndex was received
         self._family_stepping = False  # a _FamilyIndexStep is queued
@@ -232,6 +234,20 @@ class GraphWriterActor(pykka.ThreadingActor):
             raise
         if self._ready is not None:
             self._ready.ok(None)
+        self._settle_heap_once_loaded()
+
+    def _settle_heap_once_loaded(self) -> None:
+        # The start-up's large transients (the restore's, the search index's first build)
+        # are over once the index is warm; a server whose heap was held for them lets large
+        # blocks come from the heap from then on (projections.heap). Later warm-ups (after a
+        # rebuild) find it settled.
+        if self._heap_settled or self._warming:
+            return
+        if self._handover is not None and self._handover.awaited:
+            return  # the early reads' index is on its way: warmed once here
+        self._heap_settled = True
+        if keep_large_blocks_once_loaded():
+            log.info("heap_settled", position=self._models.position)
 
     def _load(self) -> None:
         started = time.perf_counter()
@@ -367,6 +383,7 @@ class GraphWriterActor(pykka.ThreadingActor):
                     self._warm_search_soon()
                 else:  # the point from which searches find their index ready (bench.warm_up)
                     log.info("search_warmed", position=self._models.position)
+                    self._settle_heap_once_loaded()
             case _:
                 super().on_receive(message)
 

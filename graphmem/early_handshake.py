@@ -294,7 +294,9 @@ def _start_early_reads(
     """Answer `tools/list` and reads from here on while the server loads
     (graphmem.early_reads); it reads on from what was read past the initialize line."""
     from graphmem.early_reads import start_early_reads  # noqa: PLC0415 (only when it runs)
+    from projections.heap import map_large_blocks_while_loading  # noqa: PLC0415 (as above)
 
+    map_large_blocks_while_loading()  # before the early reads restore (projections.heap)
     reads = os.environ.get("GRAPHMEM_EARLY_READS", "1").strip().lower() in _ON
     line, after = handshake.consumed[: end + 1], handshake.consumed[end + 1 :]
     assert handshake.answered is not None

@@ -85,6 +85,10 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     from graphmem import lean_imports  # noqa: PLC0415 (see host_port)
 
     lean_imports.lean_sdk_packages()  # before anything imports the SDK
+    # Large blocks unmapped when freed until the writer has loaded (projections.heap).
+    from projections.heap import map_large_blocks_while_loading  # noqa: PLC0415 (as the app)
+
+    map_large_blocks_while_loading()
     # A stdio server's sse_starlette (which the SDK's server imports) is imported without
     # uvicorn where the SDK is loaded (graphmem.transports), if it is.
     from actors.search_handover import SearchHandover  # noqa: PLC0415 (as the app)

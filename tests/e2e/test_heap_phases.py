@@ -1,0 +1,145 @@
+"""A served process's heap held for its start-up, then settled (projections.heap), over a real
+stdio server: the early reads' path and the plain one each settle once, after the graph is
+loaded and its search index warm; `graphmem import` leaves glibc's own behaviour alone."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from tests.e2e.support import server_params
+from tests.e2e.test_early_reads import INITIALIZE, INITIALIZED, _call, _session
+from tests.e2e.test_early_search_index import _imported
+
+WAIT = 120.0  # the bound on each wait for a log line
+
+
+class _Log:
+    """The server's stderr read line by line on a thread, so that a wait can be bounded."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.entries: list[dict[str, Any]] = []
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.reader.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        for line in stream:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def wait_for(self, event: str) -> dict[str, Any]:
+        deadline = time.monotonic() + WAIT
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is None:
+                raise AssertionError(f"the server exited before logging {event}")
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            self.entries.append(entry)
+            if entry.get("event") == event:
+                return entry
+        raise AssertionError(f"no {event} within {WAIT} s; logged: {self.events()}")
+
+    def events(self) -> list[str]:
+        return [str(entry.get("event")) for entry in self.entries]
+
+
+def _settled_in_session(data_dir: Path, **env: str) -> list[str]:
+    """A server spawned on `data_dir`, asked one search: the events it logged up to the
+    heap's settling, then its clean exit once stdin closes."""
+    params = server_params(data_dir, GRAPHMEM_LOG_LEVEL="INFO", **env)
+    with subprocess.Popen(
+        [sys.executable, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=params.env,
+    ) as server:
+        assert server.stdin is not None and server.stderr is not None
+        assert server.stdout is not None
+        log = _Log(server.stderr)
+        try:
+            messages = [INITIALIZE, INITIALIZED, _call(1, "search_nodes", {"query": "uid00007"})]
+            server.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+            server.stdin.flush()
+            log.wait_for("heap_settled")
+            server.stdin.close()
+            answers = server.stdout.read().splitlines()
+            assert server.wait(timeout=WAIT) == 0
+        finally:
+            if server.poll() is None:
+                server.kill()
+            log.reader.join(timeout=WAIT)  # the pipe's end: closed by the `with` after it
+    found = json.loads(answers[-1])["result"]["structuredContent"]["entities"]
+    assert [entity["name"] for entity in found] == ["item-00007"]
+    return log.events()
+
+
+def test_the_early_reads_path_settles_the_heap_once_the_adopted_index_is_warm(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    _imported(data_dir)  # and keeps the initialize answer: this start reads early
+    events = _settled_in_session(data_dir)
+    assert "search_handed_over" in events
+    assert events.index("graph_loaded") < events.index("heap_settled")
+    assert events.index("search_warmed") < events.index("heap_settled")
+    assert events.count("heap_settled") == 1
+
+
+def test_a_server_without_the_early_reads_settles_the_heap_after_its_own_warm_up(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    _imported(data_dir)
+    events = _settled_in_session(data_dir, GRAPHMEM_EARLY_HANDSHAKE="0")
+    assert "search_handed_over" not in events
+    assert events.index("search_warmed") < events.index("heap_settled")
+
+
+def test_an_empty_store_settles_as_soon_as_it_is_loaded(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    _session(data_dir, [INITIALIZE])  # an empty store, its initialize answer kept
+    params = server_params(data_dir, GRAPHMEM_LOG_LEVEL="INFO")
+    done = subprocess.run(
+        [sys.executable, *params.args],
+        input=json.dumps(INITIALIZE).encode() + b"\n",
+        capture_output=True,
+        env=params.env,
+        timeout=WAIT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    events = [
+        json.loads(line).get("event") for line in done.stderr.splitlines() if line[:1] == b"{"
+    ]
+    # Settled once its (empty) index is warm, not left held for good.
+    assert events.count("heap_settled") == 1
+    assert events.index("search_warmed") < events.index("heap_settled")
+
+
+@pytest.mark.parametrize("command", ["import", "rebuild"])
+def test_commands_other_than_serve_keep_glibcs_own_heap(tmp_path: Path, command: str) -> None:
+    data_dir = tmp_path / "data"
+    _imported(data_dir)
+    params = server_params(data_dir, GRAPHMEM_LOG_LEVEL="INFO")
+    argv = [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), command]
+    if command == "import":
+        argv.append(str(data_dir.parent / "graph.jsonl"))
+    done = subprocess.run(argv, capture_output=True, env=params.env, timeout=WAIT, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert b"heap_settled" not in done.stderr
