@@ -98,15 +98,15 @@ def map_large_blocks_while_loading() -> bool:
 
 def keep_large_blocks_once_loaded() -> bool:
     """The start-up's transients are gone: return the pages they left free, then let blocks
-    under LOADED_MMAP_THRESHOLD come from the heap. Does nothing
-    unless `map_large_blocks_while_loading` held the threshold (an import, a rebuild or a
-    test keeps glibc's own behaviour). True if it changed the threshold."""
+    under LOADED_MMAP_THRESHOLD come from the heap. Does nothing unless
+    `map_large_blocks_while_loading` held the threshold (an import, a rebuild or a test keeps
+    glibc's own behaviour). True if it changed the threshold."""
     global _phase  # noqa: PLW0603 (the process's one heap)
     libc = _glibc()
     if libc is None or _phase != "loading":
         return False
     _phase = "loaded"
-    libc.malloc_trim(0)
+    return_freed_heap()
     libc.mallopt(_M_TRIM_THRESHOLD, LOADED_TRIM_THRESHOLD)
     libc.mallopt(_M_MMAP_THRESHOLD, LOADED_MMAP_THRESHOLD)
     return True

@@ -38,12 +38,9 @@ from graphmem.protocol import (
 )
 from graphmem.tools.definition import ToolAnnotations, ToolDefinition
 
-__all__ = ["HANDSHAKE_VERSIONS", "MODERN_VERSIONS", "tools_list_result"]
-
-# The SDK's own versions and meta key, as graphmem.protocol copies them (importing
-# mcp_types would load the SDK's pydantic types).
-HANDSHAKE_VERSIONS = HANDSHAKE_PROTOCOL_VERSIONS
-MODERN_VERSIONS = MODERN_PROTOCOL_VERSIONS
+# The SDK's versions and meta key come from graphmem.protocol's copies: importing mcp_types
+# would load the SDK's pydantic types.
+__all__ = ["tools_list_result"]
 
 # The fields each version's JSON-Schema model declares, in its order; other keys follow.
 _HANDSHAKE_SCHEMA = ("$schema", "properties", "required", "type")
@@ -77,9 +74,9 @@ def tools_list_result(
     or a boolean, `required` a list of strings) are not checked again here: graphmem's
     definitions keep them, and the comparison test holds every profile's list to the SDK's.
     """
-    if protocol_version in HANDSHAKE_VERSIONS:
+    if protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
         return _encode({"tools": [_tool(d, modern=False) for d in definitions]})
-    if protocol_version not in MODERN_VERSIONS:
+    if protocol_version not in MODERN_PROTOCOL_VERSIONS:
         raise ValueError(f"unknown MCP protocol version {protocol_version!r}")
     if server_info is None:
         raise ValueError(f"a {protocol_version} tools/list result needs the server's info")

@@ -34,7 +34,8 @@ from graphmem.config import Settings
 from graphmem.notifier import Notifier
 from graphmem.tool_runner import ToolRunner
 from graphmem.tools.catalog import ToolCatalog
-from graphmem.tools.tools_list import HANDSHAKE_VERSIONS, MODERN_VERSIONS, tools_list_result
+from graphmem.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from graphmem.tools.tools_list import tools_list_result
 
 data_dir, schemas_dir, profile, call, arguments, *sdk = sys.argv[1:]
 settings = Settings.from_env({
@@ -44,7 +45,7 @@ assert ToolCatalog(profile.split(",")).tools()
 
 async def serve(runner):
     definitions = await runner.definitions()
-    for version in (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS):
+    for version in (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS):
         tools_list_result(definitions, version, server_info=runner.server_info)
     cause = Cause(tool=call, client="test", session=None)
     outcome = await runner.call_tool(call, json.loads(arguments), cause)

@@ -17,7 +17,7 @@ from mcp import types
 from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from graphmem import notifier
+from graphmem import notifier, protocol
 from graphmem.tools.definition import ToolAnnotations, ToolDefinition, ToolExecution
 from graphmem.tools.dynamic import dynamic_tools
 from graphmem.tools.graph_cypher_tool import GRAPH_CYPHER_TOOLS
@@ -27,7 +27,7 @@ from graphmem.tools.memory import MEMORY_TOOLS
 from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
 from graphmem.tools.mesh import MESH_TOOLS
 from graphmem.tools.schema_checks import SCHEMA_STATIC_TOOLS
-from graphmem.tools.tools_list import HANDSHAKE_VERSIONS, MODERN_VERSIONS, tools_list_result
+from graphmem.tools.tools_list import tools_list_result
 from projections.entity_schema import parse_schema
 
 SERVER_INFO = {"name": "memory-server", "title": "graphmem", "version": "1.2.3"}
@@ -74,8 +74,8 @@ def sdk_result(definitions: list[ToolDefinition], version: str) -> bytes:
 
 
 def test_the_version_lists_are_the_sdks() -> None:
-    assert HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
-    assert MODERN_VERSIONS == MODERN_PROTOCOL_VERSIONS
+    assert protocol.HANDSHAKE_PROTOCOL_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+    assert protocol.MODERN_PROTOCOL_VERSIONS == MODERN_PROTOCOL_VERSIONS
     assert notifier.MODERN_PROTOCOL_VERSIONS == MODERN_PROTOCOL_VERSIONS
 
 
