@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, repeat
 from operator import itemgetter
@@ -28,10 +28,11 @@ from typing import Protocol
 
 import structlog
 
+from actors.graph_images import write_graph_image
 from eventstore.events import Cause
 from eventstore.log import Checkpoint, EventLog, LogTransaction
 from eventstore.plain_events import PlainAppend, PlainEntity, PlainObservation, PlainRelation
-from projections.graph import GraphProjection, PlainGraph, plain_snapshot
+from projections.graph import EntityView, GraphProjection, PlainGraph, RelationKey, plain_snapshot
 from projections.schemas import SchemaProjection
 
 __all__ = ["BulkImported", "NamedRelation", "PlainEntityInput", "bulk_import"]
@@ -101,6 +102,7 @@ def bulk_import(
     cause: Cause | None = None,
     progress: Callable[[int], None] | None = None,
     checkpoint: bool = True,
+    image: bool = True,
     checked: bool = False,
     named: Sequence[NamedRelation] | None = None,
 ) -> BulkImported:
@@ -154,21 +156,21 @@ def bulk_import(
         )
     saved = checkpoint and bool(entities)
     if saved:
-        _save_checkpoints(
-            event_log,
-            PlainGraph(
-                position=writer.end,
-                origin=entity_stamps.origin,
-                names=names,
-                types=[entity[1] for entity in entities],
-                observations=[entity[2] for entity in entities],
-                entity_hlc=entity_stamps.hlc,
-                entity_seq=entity_stamps.seq,
-                relations=relations,
-                relation_hlc=relation_stamps.hlc,
-                relation_seq=relation_stamps.seq,
-            ),
+        plain = PlainGraph(
+            position=writer.end,
+            origin=entity_stamps.origin,
+            names=names,
+            types=[entity[1] for entity in entities],
+            observations=[entity[2] for entity in entities],
+            entity_hlc=entity_stamps.hlc,
+            entity_seq=entity_stamps.seq,
+            relations=relations,
+            relation_hlc=relation_stamps.hlc,
+            relation_seq=relation_stamps.seq,
         )
+        _save_checkpoints(event_log, plain)
+        if image:
+            write_graph_image(event_log, _PlainReads(plain), len(plain.names))
     return BulkImported(len(entities), len(relations), complete=True, checkpointed=saved)
 
 
@@ -215,6 +217,24 @@ class _Writer:
         placed = self._log.transact(append)
         self.end = placed.first_position + len(events) - 1
         return placed
+
+
+class _PlainReads:
+    """A log of plain creations as an image reads a graph (projections.graph_image): entity
+    i in listing order (their stamps increase), relation j likewise, each name and key once,
+    as the fold of that log has them (tests/property/test_plain_snapshot.py)."""
+
+    def __init__(self, graph: PlainGraph) -> None:
+        self.position = graph.position
+        self._graph = graph
+
+    def entities(self) -> Iterator[EntityView]:
+        graph = self._graph
+        return map(EntityView, graph.names, graph.types, map(list, graph.observations))
+
+    def relation_keys(self) -> list[RelationKey]:
+        names = self._graph.names
+        return [(names[f], names[t], kind) for f, t, kind in self._graph.relations]
 
 
 def _save_checkpoints(event_log: EventLog, graph: PlainGraph) -> None:

@@ -14,6 +14,8 @@ from actors.graph_writer import (
     ApplyRemote,
     Ask,
     AskModels,
+    AskReads,
+    AskSchemas,
     BuildFamilyIndex,
     Execute,
     GraphWriterActor,
@@ -29,6 +31,7 @@ from actors.tally import EventTally, current_tally
 from eventstore.events import Cause, Envelope
 from eventstore.log import RemoteAppend
 from projections.graph import GraphProjection
+from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
 
 T = TypeVar("T")
@@ -138,6 +141,14 @@ class GraphGateway:
         result: T = await reply.wait(self.timeout)
         return result
 
+    async def query_reads(self, query: Callable[[Any], T]) -> T:
+        """An official read tool's query (search_nodes, open_nodes, read_graph): given what
+        has `.graph` and `.search` (the read models, or the graph's image: AskReads)."""
+        reply: AsyncReply[Any] = AsyncReply()
+        self._writer().tell(AskReads(query, reply))
+        result: T = await reply.wait(self.timeout)
+        return result
+
     def execute_blocking(self, command: CommandOf[R], cause: Cause | None = None) -> R:
         reply: BlockingReply[R] = BlockingReply()
         self._writer().tell(_execute(command, cause, reply))
@@ -152,6 +163,20 @@ class GraphGateway:
     def query_models_blocking(self, query: Callable[[ReadModels], T]) -> T:
         reply: BlockingReply[Any] = BlockingReply()
         self._writer().tell(AskModels(query, reply))
+        result: T = reply.wait(self.timeout)
+        return result
+
+    async def query_schemas(self, query: Callable[[SchemaProjection], T]) -> T:
+        """`query` on the schemas projection (the writer has it without the graph)."""
+        reply: AsyncReply[Any] = AsyncReply()
+        self._writer().tell(AskSchemas(query, reply))
+        result: T = await reply.wait(self.timeout)
+        return result
+
+    def query_schemas_blocking(self, query: Callable[[SchemaProjection], T]) -> T:
+        """`query` on the schemas projection (the writer has it without the graph)."""
+        reply: BlockingReply[Any] = BlockingReply()
+        self._writer().tell(AskSchemas(query, reply))
         result: T = reply.wait(self.timeout)
         return result
 

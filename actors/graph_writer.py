@@ -15,11 +15,13 @@ import structlog
 from actors.bridge import Reply
 from actors.catch_up import catch_up
 from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, Checkpointer
-from actors.commands import Command, CommandResult
+from actors.commands import Command, CommandResult, RegisterSchemas
 from actors.decide import Decision, decide
 from actors.errors import CommandRejectedError
 from actors.family_index_progress import FamilyIndexProgress
+from actors.graph_images import IMAGE_SECONDS_PER_ENTITY, open_usable_image, write_graph_image
 from actors.hooks import Hooks, operation_of
+from actors.image_serving import ImageServing
 from actors.read_models import ModelsQuery, ReadModels
 from actors.rebuild import BackgroundFold, Folded, RebuildResult
 from actors.search_handover import AdoptSearch, SearchHandover
@@ -37,6 +39,7 @@ from projections.graph_family import (
     family_index_built,
 )
 from projections.heap import keep_large_blocks_once_loaded
+from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
 
 log = structlog.get_logger(__name__)
@@ -70,6 +73,25 @@ class Ask:
 @dataclass(frozen=True)
 class AskModels:
     query: ModelsQuery
+    reply: Reply[Any]
+
+
+@dataclass(frozen=True)
+class AskReads:
+    """A read of the official read tools (search_nodes, open_nodes, read_graph): `query`
+    reads `.graph` and `.search` of the read models, or of the graph's image while the writer
+    serves from one (projections.graph_image.ImageReads)."""
+
+    query: Callable[[Any], Any]
+    reply: Reply[Any]
+
+
+@dataclass(frozen=True)
+class AskSchemas:
+    """A look at the schemas in force (the schema registry's): `query` reads the schemas
+    projection, which the writer has without restoring the graph (actors.image_serving)."""
+
+    query: Callable[[SchemaProjection], Any]
     reply: Reply[Any]
 
 
@@ -163,6 +185,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         family_index: FamilyIndexProgress | None = None,
         bulk_load: bool = False,
         search_handover: SearchHandover | None = None,
+        images: bool = False,
     ) -> None:
         """`serve_stale`: a long-running server's choice. When the only checkpoints are of an
         earlier projection version this one still reads (after an upgrade), answer from them
@@ -175,7 +198,10 @@ class GraphWriterActor(pykka.ThreadingActor):
         that only writes (graphmem import): no search warm-up while idle, and the search index
         and schema view are derived from the graph when first read, not noted event by
         event. `search_handover`: while it says a search index is awaited (AdoptSearch), no
-        warm-up of the writer's own."""
+        warm-up of the writer's own. `images`: the graph's read image is written beside the
+        log with each checkpoint, and at start, when the log still ends where the image was
+        made, the writer serves the official reads from it (AskReads) and restores the graph
+        only when something else is asked (actors.graph_images)."""
         super().__init__()
         self._ready = ready
         self._stopping = stopping
@@ -212,6 +238,9 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._family_stepping = False  # a _FamilyIndexStep is queued
         self._family_assembling: FamilyIndexBuild | None = None  # on its own thread
         self._family_started = 0.0
+        self._images = images
+        # The image served from until the graph is restored (on the first other message).
+        self._image: ImageServing | None = None
 
     # --- pykka hooks ----------------------------------------------------------------------
 
@@ -220,6 +249,14 @@ class GraphWriterActor(pykka.ThreadingActor):
             self._stopping.writer_stopped.clear()
         # pykka neither calls on_failure nor answers queued tells when on_start raises, so a
         # failure here is settled on `ready` for whoever waits on the start.
+        if self._images and self._checkpoints.enabled:
+            usable = open_usable_image(self._log)
+            if usable is not None:
+                self._image = ImageServing(self._log, *usable)
+                log.info("graph_image_served", position=usable[0].position, end=usable[1])
+                if self._ready is not None:
+                    self._ready.ok(None)
+                return
         try:
             self._load()
         except DamagedLogError as fault:
@@ -281,7 +318,11 @@ class GraphWriterActor(pykka.ThreadingActor):
         if self._fault is not None:
             _fail(message, self._fault)
             return None
+        if self._image is not None and self._answered_from_image(message):
+            return None
         try:
+            if self._image is not None:
+                self._load_instead_of_image(message)
             self._handle(message)
             if self._pending and self.actor_inbox.empty():
                 # Commands wait for the inbox to run dry (group commit); when the last message
@@ -301,7 +342,69 @@ class GraphWriterActor(pykka.ThreadingActor):
             self._save_checkpoints()
         return None
 
+    def _answered_from_image(self, message: Any) -> bool:
+        """Answer `message` from the image (actors.image_serving) if it is an official read,
+        a look at the schemas or a schema registration, and the image still answers for the
+        log; False when the graph must be restored for it."""
+        serving = self._image
+        assert serving is not None
+        match message:
+            case AskReads(query=query, reply=reply):
+                if not serving.current():
+                    return False  # another process wrote: restored, caught up, then read
+                _settle(reply, lambda: serving.reads(query))
+                return True
+            case AskSchemas(query=query, reply=reply):
+                schemas = serving.schemas() if serving.current() else None
+                if schemas is None:
+                    return False
+                _settle(reply, lambda: query(schemas))
+                return True
+            case Execute(command=RegisterSchemas() as command) if (
+                self._hooks.empty and message.before_append is None and not self._pending
+            ):
+                return serving.current() and self._register_from_image(serving, message, command)
+            case AdoptSearch():
+                # The early reads served from the image too: no index comes, none is built.
+                if self._handover is not None:
+                    self._handover.awaited = False
+                return True
+        return False
+
+    def _register_from_image(
+        self, serving: ImageServing, item: Execute, command: RegisterSchemas
+    ) -> bool:
+        try:
+            registered = serving.register(command, item.cause, self._log.clock.now_ms())
+        except DamagedLogError:
+            return False  # the restore meets it and refuses everything from then on
+        except Exception as error:  # a refusal, a full disk: the caller hears why
+            item.reply.fail(error)
+            return True
+        if registered is None:
+            return False
+        result, envelopes = registered
+        # As a commit does (_flush): subscribers first, then the caller.
+        self._publish(envelopes, local=True)
+        if item.tally is not None:
+            item.tally.add(len(envelopes))
+        item.reply.ok(result)
+        return True
+
+    def _load_instead_of_image(self, message: Any) -> None:
+        """Restore the graph (for `message`, the first the image cannot answer), as a start
+        does."""
+        serving, self._image = self._image, None
+        assert serving is not None
+        serving.close()
+        log.info("graph_image_left", position=serving.end, asked=_asked(message))
+        self._load()
+        self._settle_heap_once_loaded()
+
     def on_stop(self) -> None:
+        if self._image is not None:
+            self._image.close()
+            self._image = None
         try:
             self._wind_down()
         finally:
@@ -353,6 +456,10 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._answer(reply, query, lambda: self._models.graph)
             case AskModels(query=models_query, reply=reply):
                 self._answer(reply, models_query, lambda: self._models)
+            case AskReads(query=reads_query, reply=reply):
+                self._answer(reply, reads_query, lambda: self._models)
+            case AskSchemas(query=schemas_query, reply=reply):
+                self._answer(reply, schemas_query, lambda: self._models.schemas)
             case SaveCheckpoint(reply=reply):
                 self._flush()
                 self._catch_up()  # only committed events in what is saved
@@ -673,7 +780,18 @@ class GraphWriterActor(pykka.ThreadingActor):
     def _save_checkpoints(self, *, final: bool = False) -> None:
         if self._dirty:
             return  # never a model that may hold uncommitted events (nor a stale one: save)
+        saved_before = self._checkpoints.saved_at
         self._models.save(final=final)
+        graph = self._models.graph
+        if self._images and self._checkpoints.saved_at == graph.position != saved_before:
+            count = graph.entity_count()
+            stopping = self._stopping
+            # A stop's final save first; its image only if it ends in time (the next start
+            # restores instead: an image only saves memory).
+            if stopping is not None and not stopping.fits(count * IMAGE_SECONDS_PER_ENTITY):
+                log.info("graph_image_skipped", position=graph.position, entities=count)
+            else:
+                write_graph_image(self._log, graph, count)
 
     def _catch_up(self, *, start_up: bool = False) -> None:
         if self._dirty:
@@ -707,7 +825,26 @@ class GraphWriterActor(pykka.ThreadingActor):
             _fail(self.actor_inbox.get().message, dead)
 
 
+def _settle(reply: Reply[Any], answer: Callable[[], Any]) -> None:
+    try:
+        reply.ok(answer())
+    except Exception as error:
+        reply.fail(error)
+
+
+def _asked(message: Any) -> str:
+    """What a message asks, for the log: its command's type, else its own."""
+    command = getattr(message, "command", None)
+    if command is not None:
+        return type(command).__name__
+    query = getattr(message, "query", None)
+    where = getattr(query, "__qualname__", None)
+    return type(message).__name__ if where is None else f"{type(message).__name__} {where}"
+
+
 def _fail(message: Any, error: BaseException) -> None:
     """Fail the reply `message` carries, if it is a request (a no-op once it is settled)."""
-    if isinstance(message, Execute | Ask | AskModels | Rebuild | ApplyRemote):
+    if isinstance(
+        message, Execute | Ask | AskModels | AskReads | AskSchemas | Rebuild | ApplyRemote
+    ):
         message.reply.fail(error)

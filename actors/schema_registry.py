@@ -155,7 +155,7 @@ class SchemaRegistryActor(pykka.ThreadingActor):
         scan = scan_folders(self._folders, self._reserved, self._limits)
         self._log_new_problems(scan.problems)
         self._problems = tuple(scan.problems)
-        records = self._graph.query_models_blocking(lambda m: m.schemas.records())
+        records = self._graph.query_schemas_blocking(lambda schemas: schemas.records())
         command = plan_registration(scan, records, self._owned)
         report = ScanReport(tuple(sorted(scan.definitions)), (), (), self._problems)
         if command is None:

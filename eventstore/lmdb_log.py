@@ -461,6 +461,18 @@ class LmdbCheckpointStore:
             self._shared().release_pages()
         return loaded
 
+    def anchor(self, position: int | None = None) -> tuple[str, int, int | None]:
+        """What a record written beside the log names it by, as a checkpoint does: the log's
+        id, its last position and the crc32 of its record at `position` (default: that last
+        one; None: no record there), read in one transaction."""
+
+        def read(txn: lmdb.Transaction) -> tuple[str, int, int | None]:
+            records = _records(txn, self._shared())
+            end = records.last_position()
+            return records.log_id, end, records.tip(end if position is None else position)
+
+        return self._log.read(read)
+
     def entries(self, name: str | None = None) -> list[CheckpointInfo]:
         return self._log.read(
             lambda txn: checkpoints.list_records(_records(txn, self._shared()), name),

@@ -93,6 +93,7 @@ def start_actors(
     replicate: bool = False,
     bulk_load: bool = False,
     search_handover: SearchHandover | None = None,
+    graph_images: bool = False,
 ) -> App:
     """Start the actors under one supervisor. The schema registry (loading and watching schema
     files) starts only with `load_schemas`: the server wants it; one-shot commands such as
@@ -103,7 +104,9 @@ def start_actors(
     DecaySchedulerActor unless GRAPHMEM_DECAY_SCHEDULE=off or decay.schedule_hours is 0.
     `bulk_load` (graphmem import's choice): a writer tuned for loading, not searching.
     `search_handover`: a stdio server whose early reads build a search index for the writer
-    to adopt (actors.search_handover)."""
+    to adopt (actors.search_handover). `graph_images` (the server's and import's choice, if
+    the settings allow): the graph's read image kept beside the log and served from
+    (actors.graph_images)."""
     hooks = hooks if hooks is not None else Hooks(load_hooks(settings.hooks))
     subscribers = Subscribers()
     stopping = Stopping()
@@ -126,6 +129,7 @@ def start_actors(
                 family_index=family_index,
                 bulk_load=bulk_load,
                 search_handover=search_handover,
+                images=graph_images and settings.graph_image,
             )
 
         writer = start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)
@@ -351,6 +355,7 @@ def running(
     replicate: bool = False,
     bulk_load: bool = False,
     search_handover: SearchHandover | None = None,
+    graph_images: bool = False,
 ) -> Iterator[App]:
     """Open the data dir and run the actors for the duration of the block (see start_actors);
     with `embed` (a server), the graph family's embedding service too."""
@@ -366,6 +371,7 @@ def running(
             replicate=replicate,
             bulk_load=bulk_load,
             search_handover=search_handover,
+            graph_images=graph_images,
         )
         try:
             if embed:

@@ -28,6 +28,7 @@ from eventstore import keys
 from eventstore.identity import renew_node_id
 from graphmem.replication.status import STATE_FILE, read_state
 from graphmem.version import graphmem_version
+from projections.graph_image import IMAGE_FILE
 
 __all__ = [
     "MANIFEST_FILE",
@@ -121,7 +122,8 @@ def take_dated_backup(data_dir: Path, into: Path, keep: int) -> tuple[Manifest, 
 
 def _copy_tree(source: Path, target: Path) -> None:
     """Every environment by LMDB's compacting copy, every other regular file as is; lock
-    files and symlinks are left out (a lock file belongs to running processes)."""
+    files and symlinks are left out (a lock file belongs to running processes), and so is the
+    graph's image (projections.graph_image), which a restored log would not match anyway."""
     for folder, dirs, files in os.walk(source):
         here = Path(folder)
         there = target / here.relative_to(source)
@@ -133,6 +135,8 @@ def _copy_tree(source: Path, target: Path) -> None:
             path = here / name
             if name in (_LOG_FILE, _LOG_LOCK) and _LOG_FILE in files:
                 continue
+            if _LOG_FILE in files and (name == IMAGE_FILE or name.startswith(f".{IMAGE_FILE}.")):
+                continue  # the graph's image: derived from the log, made again by the next save
             if name.endswith(_LOCK_SUFFIX) or path.is_symlink() or not path.is_file():
                 continue
             if name.endswith(_ENV_SUFFIX):

@@ -337,6 +337,10 @@ class Settings:
     early_handshake: bool = True
     # Serve a handshake-era stdio session's plain traffic without the SDK (graphmem.wire.front).
     lazy_sdk: bool = True
+    # Keep the graph's read image beside the log and serve the official reads from it until
+    # something else is asked (actors.graph_images): a spawned server that only reads never
+    # holds the graph in memory.
+    graph_image: bool = True
     http: HttpSettings = field(default_factory=HttpSettings)
     graph: GraphSettings = field(default_factory=GraphSettings)
     # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
@@ -416,6 +420,7 @@ class Settings:
             fast_calls=_flag(env, "GRAPHMEM_FAST_CALLS", default=True),
             early_handshake=_flag(env, "GRAPHMEM_EARLY_HANDSHAKE", default=True),
             lazy_sdk=_flag(env, "GRAPHMEM_LAZY_SDK", default=True),
+            graph_image=_flag(env, "GRAPHMEM_GRAPH_IMAGE", default=True),
             http=HttpSettings.from_env(env),
             graph=GraphSettings.from_env(env),
             max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),

@@ -57,7 +57,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -67,8 +67,10 @@ if TYPE_CHECKING:
     from typing_extensions import TypeIs  # no cost at run time: ~40 ms to import
 
     from actors.graph_handover import LentGraph
+    from eventstore.lmdb_log import LmdbEventLog
     from graphmem.config import Settings
     from projections.graph import GraphProjection
+    from projections.graph_image import GraphImage, ImageSearch
     from projections.search import SearchProjection
 
 __all__ = ["EarlyReads", "serve_settings", "start_early_reads"]
@@ -114,8 +116,8 @@ class _Models:
     """The graph as of the log's end at start-up, and its search index (the server's own
     kind, handed to the server's writer when it takes over: `search_index`)."""
 
-    graph: GraphProjection
-    search: SearchProjection
+    graph: GraphProjection | GraphImage
+    search: SearchProjection | ImageSearch
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,7 @@ class EarlyReads:
     # `lend_graph` takes it to give the graph away, after which it is never read here.
     _graph_lock: threading.Lock = field(default_factory=threading.Lock)
     _lent: bool = False  # the graph is the writer's (`lend_graph`)
+    _from_image: bool = False  # the models are the graph's read image (projections.graph_image)
     # The position of the checkpoint the graph was restored from, if the newest stored (0:
     # none, or an older one: the writer's restore would not make this graph, nothing lent).
     _checkpoint: int = 0
@@ -213,15 +216,16 @@ class EarlyReads:
                 os.close(fd)
         # The server's own graph takes over and this copy goes; the search index (names and
         # texts, not the graph) is the server's to adopt (`search_index`).
-        if self._models is not None:
-            self._handed = self._models.search
-        self._models = None
+        if self._models is not None and not self._from_image:
+            self._handed = cast("SearchProjection", self._models.search)
+        self._models = None  # an image's map goes with it
         return bytes(self.pending)
 
     @property
     def has_search_index(self) -> bool:
-        """Whether a search index was built here (so far: the restore may still run)."""
-        return self._models is not None
+        """Whether a search index was built here (so far: the restore may still run); an
+        image's is not one the writer adopts."""
+        return self._models is not None and not self._from_image
 
     def lend_graph(self, end: int) -> LentGraph | None:
         """The graph restored here, for the server's writer to serve from instead of
@@ -246,7 +250,9 @@ class EarlyReads:
             self._lent = True
             self._warming = False
             self._indexed.set()  # no more steps here: nobody waits for them
-            return LentGraph(models.graph, self._checkpoint, self._restore_seconds)
+            # Never an image's (`_checkpoint` is 0 then): a restored graph.
+            graph = cast("GraphProjection", models.graph)
+            return LentGraph(graph, self._checkpoint, self._restore_seconds)
         finally:
             self._graph_lock.release()
 
@@ -348,6 +354,10 @@ class EarlyReads:
             clock=settings.hybrid_clock(),
         )
         try:
+            if settings.graph_image:
+                image = self._image(event_log)
+                if image is not None:
+                    return image
             end = event_log.last_position()
             entries = [
                 entry
@@ -391,6 +401,28 @@ class EarlyReads:
         finally:
             event_log.close()
 
+    def _image(self, event_log: LmdbEventLog) -> _Models | None:
+        """The graph's read image, if it is the graph as the log ends (the writer then serves
+        from it too: nothing is restored, nothing lent or handed over)."""
+        from projections.graph_image import (  # noqa: PLC0415
+            ImageError,
+            ImageSearch,
+            neutral_tail,
+            open_image,
+        )
+
+        try:
+            image = open_image(event_log.path, event_log.checkpoints.anchor)
+        except ImageError:
+            return None
+        tail = neutral_tail(event_log, image.position)
+        if tail is None:
+            image.close()
+            return None
+        self.position = tail[-1].position if tail else image.position
+        self._from_image = True
+        return _Models(image, ImageSearch(image))
+
     def _serve(self) -> None:
         selector = selectors.DefaultSelector()
         selector.register(0, selectors.EVENT_READ)
@@ -428,7 +460,14 @@ class EarlyReads:
             if self._lent:  # the writer's now: `lend_graph` ended the warming
                 return
             models = self._models
-            self._warming = models is not None and models.search.warm(models.graph)
+            # An image's search has nothing to warm: `_warming` is never set for it.
+            self._warming = (
+                models is not None
+                and not self._from_image
+                and cast("SearchProjection", models.search).warm(
+                    cast("GraphProjection", models.graph)
+                )
+            )
             self.warm_steps += 1
         if not self._warming:
             self._indexed.set()
@@ -557,6 +596,8 @@ class EarlyReads:
             "structuredContent": msgspec.Raw(encoded),
         }
         data = _encode_json({"jsonrpc": "2.0", "id": call.request_id, "result": result})
+        if self._from_image:
+            cast("GraphImage", models.graph).release()  # what it read stays cached only
         self.answered.append(_Answered(call.tool, (time.perf_counter() - started) * 1000))
         return data
 

@@ -34,6 +34,7 @@ def import_into_empty(
     batch_size: int,
     progress: Callable[[int, int], None],
     checkpoint: bool,
+    image: bool = True,
 ) -> ImportReport | None:
     """Import `parsed` into the empty `event_log` by the bulk path, with its one checkpoint at
     the end (unless `checkpoint` is False); None when the bulk path does not apply (a file with
@@ -59,6 +60,7 @@ def import_into_empty(
         cause=IMPORT_CAUSE,
         progress=lambda records: progress(records + skipped, total),
         checkpoint=checkpoint,
+        image=image,
         # The reader's names are its dict's keys, its relations its unique keys joined to
         # them: nothing for bulk_import to check (a ParsedMemory made otherwise is checked).
         checked=len(parsed.entity_index) == len(parsed.entities),

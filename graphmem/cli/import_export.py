@@ -177,7 +177,12 @@ def _import_into_empty(
             return None
         checkpoint = bool(settings.checkpoint_every)
         return import_into_empty(
-            event_log, parsed, batch_size=batch_size, progress=progress, checkpoint=checkpoint
+            event_log,
+            parsed,
+            batch_size=batch_size,
+            progress=progress,
+            checkpoint=checkpoint,
+            image=settings.graph_image,
         )
     finally:
         event_log.close()
@@ -189,7 +194,7 @@ def _import_folding(
     """The import through the graph writer: each batch a command, decided and folded."""
     from graphmem.app import running  # noqa: PLC0415 (see the note at the top)
 
-    with running(settings, load_schemas=False, bulk_load=True) as app:
+    with running(settings, load_schemas=False, bulk_load=True, graph_images=True) as app:
         report = import_memory(app.graph, parsed, batch_size=batch_size, progress=progress)
         if settings.checkpoint_every:
             # The one checkpoint, saved here rather than by the stop: a stop gives a save

@@ -128,6 +128,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
                 embed=True,
                 replicate=True,
                 search_handover=handover,
+                graph_images=True,
             ) as app,
             _scheduled_backups(settings),
         ):
@@ -168,7 +169,12 @@ def _serve_http(settings: Settings, http: tuple[str, int]) -> int:
     try:
         with (
             running(
-                settings, serve_stale=True, schedule_decay=True, embed=True, replicate=True
+                settings,
+                serve_stale=True,
+                schedule_decay=True,
+                embed=True,
+                replicate=True,
+                graph_images=True,
             ) as app,
             _scheduled_backups(settings),
         ):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from actors.gateway import GraphGateway
-from actors.read_models import ReadModels
 from graphmem.cypher import available as cypher_available
 from graphmem.tools.base import ToolSpec
 from graphmem.tools.definition import ToolDefinition
@@ -18,6 +17,7 @@ from graphmem.tools.memory_extensions import MEMORY_EXTENSION_TOOLS
 from graphmem.tools.mesh import MESH_TOOLS
 from graphmem.tools.schema_checks import SCHEMA_STATIC_TOOLS
 from projections.entity_schema import EntitySchema
+from projections.schemas import SchemaProjection
 
 __all__ = [
     "MESH_TOOL_NAMES",
@@ -85,12 +85,12 @@ def static_tools(families: Iterable[str]) -> dict[str, ToolSpec]:
 SchemasSince = tuple[int, list[EntitySchema] | None]
 
 
-def _schemas_since(known: int | None) -> Callable[[ReadModels], SchemasSince]:
+def _schemas_since(known: int | None) -> Callable[[SchemaProjection], SchemasSince]:
     """The schema view's revision, and the schemas in force only when that revision is new."""
 
-    def query(models: ReadModels) -> SchemasSince:
-        revision = models.schemas.revision
-        return revision, (None if revision == known else models.schemas.schemas())
+    def query(schemas: SchemaProjection) -> SchemasSince:
+        revision = schemas.revision
+        return revision, (None if revision == known else schemas.schemas())
 
     return query
 
@@ -116,7 +116,7 @@ class ToolCatalog:
         """Bring the dynamic tools up to the schemas in force: one query to the writer, and a
         rebuild only when the schemas changed since the last one."""
         if self.uses_schemas:
-            self.update(*await graph.query_models(_schemas_since(self._revision)))
+            self.update(*await graph.query_schemas(_schemas_since(self._revision)))
 
     def update(self, revision: int, schemas: Sequence[EntitySchema] | None) -> None:
         """Rebuild for `schemas` at `revision`; None means unchanged since the revision known."""

@@ -7,6 +7,7 @@ from itertools import islice
 from typing import Any
 
 from projections.graph import EntityView, GraphProjection, RelationKey, RelationView
+from projections.read_graph import ReadGraph
 
 
 def entity_value(e: EntityView) -> dict[str, Any]:
@@ -27,12 +28,12 @@ def whole_graph(graph: GraphProjection) -> dict[str, Any]:
     }
 
 
-def subgraph_value(graph: GraphProjection, entities: Sequence[EntityView]) -> dict[str, Any]:
+def subgraph_value(graph: ReadGraph, entities: Sequence[EntityView]) -> dict[str, Any]:
     """Entities plus every relation with either endpoint among them (official since 2026.7.4)."""
     return subgraph_of(entities, subgraph_keys(graph, entities))
 
 
-def subgraph_keys(graph: GraphProjection, entities: Sequence[EntityView]) -> list[RelationKey]:
+def subgraph_keys(graph: ReadGraph, entities: Sequence[EntityView]) -> list[RelationKey]:
     """(from, to, type) of every visible relation with either endpoint among `entities`."""
     names = [e.name for e in entities]
     # A broad search holds every alive entity: then the relations touching them are all the

@@ -177,12 +177,12 @@ async def _subgraph_answer(
     """The answer of what `select` picks from the current graph, spooled as the writer reads
     it (one query: one snapshot, whatever is written while the answer goes out)."""
     try:
-        body = await ctx.graph.query_models(
+        body = await ctx.graph.query_reads(
             lambda models: spilled(lambda: select(models), ctx.spill_dir)
         )
     except OSError as problem:  # no room to spool it (disk full, dir gone): from memory
         log.warning("answer_not_spooled", reason=str(problem))
-        value = await ctx.graph.query_models(lambda models: shaped(lambda: select(models)))
+        value = await ctx.graph.query_reads(lambda models: shaped(lambda: select(models)))
         return ok(value, value)
     return answered(body)
 
@@ -235,6 +235,9 @@ async def open_nodes(ctx: ToolContext, raw: dict[str, Any]) -> ToolOutcome:
     args = parse_args(tool, raw, OpenNodesArgs)
     check_count(tool, len(args.names), "names", ctx.limits.max_items)
     names = list(args.names)
+    if args.as_of is None:
+        value = await ctx.graph.query_reads(lambda m: opened(m.graph, names))
+        return _graph_answer(value, None)
     value, point = await read_models(ctx, tool, args.as_of, lambda m: opened(m.graph, names))
     return _graph_answer(value, point)
 

@@ -15,7 +15,8 @@ from typing import Any, Protocol
 
 from graphmem.tools.graph_body import GraphBody
 from graphmem.tools.graph_values import paged, subgraph_keys, subgraph_of, subgraph_value
-from projections.graph import EntityView, GraphProjection, RelationKey
+from projections.graph import EntityView, RelationKey
+from projections.read_graph import ReadGraph
 
 __all__ = [
     "Searcher",
@@ -33,7 +34,7 @@ __all__ = [
 class Searcher(Protocol):
     """A search index over the graph (the writer's SearchProjection, or a FrozenSearch)."""
 
-    def search(self, graph: GraphProjection, query: str) -> list[str]: ...
+    def search(self, graph: Any, query: str) -> list[str]: ...
 
 
 @contextmanager
@@ -56,13 +57,13 @@ Selection = tuple[Iterable[EntityView], Iterable[RelationKey]]
 """A subgraph answer's entities (read lazily when they can be) and its relations' keys."""
 
 
-def graph_page(graph: GraphProjection, offset: int | None, limit: int | None) -> dict[str, Any]:
+def graph_page(graph: ReadGraph, offset: int | None, limit: int | None) -> dict[str, Any]:
     """read_graph: the whole graph, or a page of it in name order when either is given."""
     with _uncollected():
         return subgraph_of(*graph_selection(graph, offset, limit))
 
 
-def graph_selection(graph: GraphProjection, offset: int | None, limit: int | None) -> Selection:
+def graph_selection(graph: ReadGraph, offset: int | None, limit: int | None) -> Selection:
     """What `graph_page` answers, unshaped."""
     if limit is None and offset is None:
         return graph.entities(), graph.relation_keys_read()
@@ -72,7 +73,7 @@ def graph_selection(graph: GraphProjection, offset: int | None, limit: int | Non
 
 
 def searched(
-    graph: GraphProjection,
+    graph: ReadGraph,
     search: Searcher,
     query: str,
     *,
@@ -89,7 +90,7 @@ def searched(
 
 
 def search_selection(
-    graph: GraphProjection,
+    graph: ReadGraph,
     search: Searcher,
     query: str,
     *,
@@ -128,7 +129,7 @@ def spilled(select: Callable[[], Selection], directory: Path | None) -> GraphBod
         return GraphBody.spill(*select(), directory=directory)
 
 
-def opened(graph: GraphProjection, names: list[str]) -> dict[str, Any]:
+def opened(graph: ReadGraph, names: list[str]) -> dict[str, Any]:
     """open_nodes: the named entities, with their relations."""
     with _uncollected():
         # The official order is the graph's listing order, not the order asked for.

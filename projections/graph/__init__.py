@@ -17,7 +17,7 @@ Nothing outside the package imports a private module.
 from projections.graph._codec import SnapshotError, decode_snapshot, encode_snapshot
 from projections.graph._plain import PlainGraph, plain_snapshot
 from projections.graph._prefix import PrefixGraph, prefix_snapshot, relation_keys, same_runs
-from projections.graph._projection import GraphProjection
+from projections.graph._projection import GraphProjection, graph_neutral
 from projections.graph._reads import FoldFollower
 from projections.graph._records import GraphState, RelationKey
 from projections.views import (
@@ -43,6 +43,7 @@ __all__ = [
     "SnapshotError",
     "decode_snapshot",
     "encode_snapshot",
+    "graph_neutral",
     "plain_snapshot",
     "prefix_snapshot",
     "relation_keys",

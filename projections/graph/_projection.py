@@ -559,3 +559,9 @@ _HANDLERS: dict[type, Callable[[GraphProjection, Any, FoldStamp], None]] = {
     RelationUpdated: GraphProjection._relation_updated,
     RelationDeleted: GraphProjection._relation_deleted,
 }
+
+
+def graph_neutral(event: object) -> bool:
+    """True for an event the graph's fold only counts (schemas, markers): the graph before
+    it and after it answer every read alike."""
+    return type(event) not in _HANDLERS

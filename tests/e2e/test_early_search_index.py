@@ -78,8 +78,11 @@ def test_the_server_adopts_the_index_the_early_reads_began_and_keeps_it_current(
         _call(4, "search_nodes", {"query": "uid02999"}),
         _call(5, "search_nodes", {"query": "absent"}),
     ]
-    early, log = _session(data_dir, messages)
-    server, server_log = _session(data_dir, messages, GRAPHMEM_EARLY_READS="0")
+    # The graph restored (no image served): the early reads build the index handed over.
+    early, log = _session(data_dir, messages, GRAPHMEM_GRAPH_IMAGE="0")
+    server, server_log = _session(
+        data_dir, messages, GRAPHMEM_EARLY_READS="0", GRAPHMEM_GRAPH_IMAGE="0"
+    )
     assert _early_calls(log) == ["search_nodes"]  # then the write, the server's, and all after
     assert [handed["adopted"] for handed in _events(log, "search_handed_over")] == [True]
     assert not _events(server_log, "search_handed_over")  # nothing built early to adopt
@@ -113,13 +116,16 @@ async def test_an_sdk_client_meets_an_index_built_before_the_server_took_over(
         await call(client, "delete_entities", {"entityNames": ["zz-new"]})
         return found
 
-    async with legacy_session(data_dir, GRAPHMEM_LOG_LEVEL="INFO") as client:
+    no_image = {"GRAPHMEM_GRAPH_IMAGE": "0"}  # the graph restored, the index built early
+    async with legacy_session(data_dir, GRAPHMEM_LOG_LEVEL="INFO", **no_image) as client:
         # Keeps this client's initialize and tools/list answers (the SDK lists the tools
         # before its first call): the next start answers both early.
         await call(client, "search_nodes", {"query": "absent"})
     log_file = tmp_path / "server.log"
     with log_file.open("w") as errlog:
-        async with legacy_session(data_dir, errlog=errlog, GRAPHMEM_LOG_LEVEL="INFO") as client:
+        async with legacy_session(
+            data_dir, errlog=errlog, GRAPHMEM_LOG_LEVEL="INFO", **no_image
+        ) as client:
             early = await session(client)
     async with legacy_session(data_dir, GRAPHMEM_EARLY_READS="0") as client:
         server = await session(client)

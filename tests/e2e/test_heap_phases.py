@@ -61,7 +61,10 @@ class _Log:
 def _settled_in_session(data_dir: Path, **env: str) -> list[str]:
     """A server spawned on `data_dir`, asked one search: the events it logged up to the
     heap's settling, then its clean exit once stdin closes."""
-    params = server_params(data_dir, GRAPHMEM_LOG_LEVEL="INFO", **env)
+    # The graph restored at start (no image served): the phases of a restore are the point.
+    params = server_params(
+        data_dir, GRAPHMEM_LOG_LEVEL="INFO", **{"GRAPHMEM_GRAPH_IMAGE": "0", **env}
+    )
     with subprocess.Popen(
         [sys.executable, *params.args],
         stdin=subprocess.PIPE,
@@ -114,7 +117,7 @@ def test_a_server_without_the_early_reads_settles_the_heap_after_its_own_warm_up
 def test_an_empty_store_settles_as_soon_as_it_is_loaded(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     _session(data_dir, [INITIALIZE])  # an empty store, its initialize answer kept
-    params = server_params(data_dir, GRAPHMEM_LOG_LEVEL="INFO")
+    params = server_params(data_dir, GRAPHMEM_LOG_LEVEL="INFO", GRAPHMEM_GRAPH_IMAGE="0")
     done = subprocess.run(
         [sys.executable, *params.args],
         input=json.dumps(INITIALIZE).encode() + b"\n",
@@ -130,6 +133,23 @@ def test_an_empty_store_settles_as_soon_as_it_is_loaded(tmp_path: Path) -> None:
     # Settled once its (empty) index is warm, not left held for good.
     assert events.count("heap_settled") == 1
     assert events.index("search_warmed") < events.index("heap_settled")
+
+
+def test_a_server_serving_from_the_image_holds_its_heap_until_it_restores_the_graph(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    _imported(data_dir)
+    reads = [INITIALIZE, INITIALIZED, _call(1, "search_nodes", {"query": "uid00007"})]
+    _, log = _session(data_dir, reads)
+    events = [str(entry.get("event")) for entry in log]
+    assert "graph_image_served" in events
+    assert "heap_settled" not in events  # nothing loaded: nothing to settle
+    write = _call(2, "create_entities", {"entities": [{"name": "n", "entityType": "t"}]})
+    _, log = _session(data_dir, [*reads, write])
+    events = [str(entry.get("event")) for entry in log]
+    assert events.count("heap_settled") == 1
+    assert events.index("graph_image_left") < events.index("heap_settled")
 
 
 @pytest.mark.parametrize("command", ["import", "rebuild"])

@@ -23,6 +23,7 @@ from graphmem.config import Settings
 from graphmem.migration import ImportReport, export_jsonl, import_memory, parse_memory
 from graphmem.plain_import import import_into_empty
 from projections.graph import GraphProjection
+from projections.graph_image import IMAGE_FILE, encode_image
 from projections.schemas import SchemaProjection
 
 NAMES = st.sampled_from(["a", "a", "a", "b", "b", "Zoë", "名前", "a b", "c\t"])
@@ -109,6 +110,14 @@ def test_the_bulk_paths_checkpoint_is_the_fold_of_its_log_and_its_import_the_fol
             graph = log.checkpoints.load(GraphProjection.name, GraphProjection.version)
             schemas = log.checkpoints.load(SchemaProjection.name, SchemaProjection.version)
             end = log.last_position()
+            log_id, _, tip = log.checkpoints.anchor()
+            image = Path(scratch, IMAGE_FILE)
+            # The graph's read image, written from the creations: the fold's, byte for byte.
+            if end == 0:
+                assert not image.exists()
+            else:
+                assert tip is not None
+                assert image.read_bytes() == encode_image(folded, log_id=log_id, tip=tip)
         finally:
             log.close()
 

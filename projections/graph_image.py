@@ -1,0 +1,528 @@
+"""A graph's read image: what the official read tools answer, in one file read in place.
+
+A server spawned by a host answers a search or two and is often never written to. Restoring
+the graph and building its search index for that holds the whole graph in the heap (~40 MiB
+at 50,000 entities) for the life of the process. The image is the same graph laid out for
+reading where it lies: the file is mapped, and a call touches the pages it reads (a
+selective search: a few rows of the filter, one or two segments, its entities' records), which
+the kernel shares with its page cache and takes back under pressure; a whole-graph answer
+hands its pages back once written (`release`).
+
+It holds the alive entities in listing order (their latest creation stamp), the visible
+relations in listing order, and per entity: its name, type and observations (stamp order),
+its incident relations, its place in name order, and its search text, exactly as
+projections.search makes it (`name NUL type NUL obs...`, lowercased), in segments of
+SEGMENT_SIZE entities with the same trigram filter, exact here. `GraphImage` answers the reads
+the official tools make (graphmem.tools.memory_reads) with GraphProjection's methods and
+semantics, and `ImageSearch` with SearchProjection's: the answers are the same bytes (held by
+tests/property/test_graph_image.py over random folds).
+
+An image is written beside the log when the graph is checkpointed, for the graph at that
+position, and used only while the log still ends there: its header names the log (its node
+id) and the crc32 of the log's record at its position, as a checkpoint's does (a data dir
+restored from a backup, a log cut short or grown, is simply not served from it).
+
+Layout (little-endian): a fixed header, the section table, then the sections, each 8-byte
+aligned; a crc32 of everything after its own field covers the whole file, checked once when
+the file is opened (its pages handed back after).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import mmap
+import os
+import struct
+import sys
+import zlib
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+
+from eventstore.events import Envelope
+from eventstore.log import EventLog
+from projections.graph import graph_neutral
+from projections.search import BUCKETS, SEGMENT_SIZE, entity_text
+from projections.trigrams import ones, query_buckets, text_buckets
+from projections.views import EntityView
+
+__all__ = [
+    "IMAGE_FILE",
+    "GraphImage",
+    "ImageError",
+    "ImageReads",
+    "ImageSearch",
+    "ImageSource",
+    "encode_image",
+    "neutral_tail",
+    "open_image",
+    "write_image",
+]
+
+IMAGE_FILE = "graph.image"
+"""The image's file name in the data dir (one: the newest checkpoint's)."""
+
+MAGIC = b"GMIM"
+LAYOUT = 1
+# magic, layout, byte order (1 little), position, tip, entities, relations, segment size,
+# buckets, sections, log id length; then the log id, the section table, the crc32.
+_HEAD = struct.Struct("<4sIBQIIIIIIB")
+_SECTION = struct.Struct("<QQ")
+_CRC = struct.Struct("<I")
+_U32_MAX = 0xFFFFFFFF
+
+# Sections, in this order.
+_NAME_OFFSETS, _NAMES, _RECORD_OFFSETS, _RECORDS, _BY_NAME, _SLOTS = range(6)
+_REL_FROM, _REL_TO, _REL_TYPE, _TYPE_OFFSETS, _TYPES = range(6, 11)
+_INCIDENT_OFFSETS, _INCIDENT, _TEXT_OFFSETS, _TEXTS, _FILTER = range(11, 16)
+_SECTIONS = 16
+
+_RECORD_ENCODER = msgspec.msgpack.Encoder()
+_RECORD_DECODER = msgspec.msgpack.Decoder(tuple[str, list[str]])
+_SEPARATOR = b"\x01"  # after each entity's text (projections.search's entity separator)
+
+
+class ImageError(ValueError):
+    """An image that cannot be used: the message says why (its file is then left unused)."""
+
+
+class ImageSource(Protocol):
+    """What an image is made from (a GraphProjection)."""
+
+    @property
+    def position(self) -> int: ...
+
+    def entities(self) -> Iterator[EntityView]: ...
+
+    def relation_keys(self) -> list[tuple[str, str, str]]: ...
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # as projections.trigrams reads texts
+
+
+def _text(data: memoryview | bytes) -> str:
+    return str(data, "utf-8", "surrogatepass")
+
+
+def _offsets(parts: Iterable[bytes]) -> tuple[array[int], bytes]:
+    """The parts joined, and where each begins (then the end): `u32` offsets."""
+    blob = bytearray()
+    offsets = array("I", [0])
+    for part in parts:
+        blob += part
+        if len(blob) > _U32_MAX:
+            raise ImageError("a section of the image would pass 4 GiB")
+        offsets.append(len(blob))
+    return offsets, bytes(blob)
+
+
+def _table_size(n: int) -> int:
+    size = 8
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
+def encode_image(
+    graph: ImageSource,
+    *,
+    log_id: str,
+    tip: int,
+    segment_size: int = SEGMENT_SIZE,
+    buckets: int = BUCKETS,
+) -> bytes:
+    """The image of `graph` at its position, for the log `log_id` whose record there has
+    crc32 `tip`."""
+    views = list(graph.entities())
+    keys = graph.relation_keys()
+    n, m = len(views), len(keys)
+    raw_names = [_utf8(view.name) for view in views]
+    name_offsets, names = _offsets(raw_names)
+    record_offsets, records = _offsets(
+        _RECORD_ENCODER.encode((view.entity_type, view.observations)) for view in views
+    )
+    by_name = array("I", sorted(range(n), key=lambda i: views[i].name))
+    slots = array("I", bytes(4 * _table_size(n)))
+    mask = len(slots) - 1
+    for i, raw in enumerate(raw_names):
+        at = zlib.crc32(raw) & mask
+        while slots[at]:
+            at = (at + 1) & mask
+        slots[at] = i + 1
+    index = {view.name: i for i, view in enumerate(views)}
+    types: dict[str, int] = {}
+    rel_from, rel_to, rel_type = array("I"), array("I"), array("I")
+    incident: list[list[int]] = [[] for _ in range(n)]
+    for r, (from_entity, to_entity, relation_type) in enumerate(keys):
+        f, t = index[from_entity], index[to_entity]
+        rel_from.append(f)
+        rel_to.append(t)
+        rel_type.append(types.setdefault(relation_type, len(types)))
+        incident[f].append(r)
+        if t != f:
+            incident[t].append(r)
+    type_offsets, type_names = _offsets(_utf8(name) for name in types)
+    incident_offsets = array("I", itertools.accumulate(map(len, incident), initial=0))
+    flat = array("I", itertools.chain.from_iterable(incident))
+    texts = [entity_text(view) for view in views]
+    text_offsets, text_blob = _offsets(_utf8(text) + _SEPARATOR for text in texts)
+    segments = (n + segment_size - 1) // segment_size
+    rows = [0] * buckets
+    for k in range(segments):
+        bit = 1 << k
+        for bucket in text_buckets(texts[k * segment_size : (k + 1) * segment_size], buckets):
+            rows[bucket] |= bit
+    row_bytes = (segments + 7) // 8
+    matrix = b"".join(row.to_bytes(row_bytes, "little") for row in rows)
+    sections: list[bytes] = [
+        name_offsets.tobytes(),
+        names,
+        record_offsets.tobytes(),
+        records,
+        by_name.tobytes(),
+        slots.tobytes(),
+        rel_from.tobytes(),
+        rel_to.tobytes(),
+        rel_type.tobytes(),
+        type_offsets.tobytes(),
+        type_names,
+        incident_offsets.tobytes(),
+        flat.tobytes(),
+        text_offsets.tobytes(),
+        text_blob,
+        matrix,
+    ]
+    if sys.byteorder != "little":  # arrays are written in the machine's order
+        raise ImageError("images are written on little-endian machines only")
+    raw_id = log_id.encode()
+    head = _HEAD.pack(
+        MAGIC, LAYOUT, 1, graph.position, tip, n, m, segment_size, buckets, _SECTIONS, len(raw_id)
+    )
+    start = len(head) + len(raw_id) + _SECTION.size * _SECTIONS + _CRC.size
+    table = bytearray()
+    body = bytearray()
+    for section in sections:
+        body += bytes(-(start + len(body)) % 8)
+        table += _SECTION.pack(start + len(body), len(section))
+        body += section
+    covered = head + raw_id + bytes(table)
+    crc = zlib.crc32(body, zlib.crc32(covered))
+    return covered + _CRC.pack(crc) + bytes(body)
+
+
+def write_image(directory: str | Path, data: bytes) -> Path:
+    """Write an image into `directory` under IMAGE_FILE, whole or not at all (a temporary
+    file synced, then renamed over the old one, the directory synced)."""
+    directory = Path(directory)
+    final = directory / IMAGE_FILE
+    temporary = directory / f".{IMAGE_FILE}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, final)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    return final
+
+
+def open_image(
+    directory: str | Path, anchor: Callable[[int], tuple[str, int, int | None]]
+) -> GraphImage:
+    """The image in `directory` if it was made from the log `anchor` describes (given the
+    image's position: the log's id, its end, and the crc32 of its record at the position,
+    None when it has none: LmdbCheckpointStore.anchor); ImageError says why not. Whether
+    the log still ends there is the caller's to see (`neutral_tail`)."""
+    path = Path(directory) / IMAGE_FILE
+    try:
+        with open(path, "rb") as file:
+            mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    except FileNotFoundError:
+        raise ImageError("no image") from None
+    except (OSError, ValueError) as error:  # an empty file cannot be mapped
+        raise ImageError(f"the image cannot be mapped: {error}") from None
+    try:
+        image = GraphImage(mapped)
+    except BaseException:
+        with contextlib.suppress(BufferError):  # else closed once its views are collected
+            mapped.close()
+        raise
+    try:
+        log_id, _, tip = anchor(image.position)
+        if image.log_id != log_id:
+            raise ImageError("the image is of another log")
+        if tip != image.tip:
+            raise ImageError(
+                "the log's record at the image's position is not the one it was made at"
+            )
+    except BaseException:
+        image.close()
+        raise
+    return image
+
+
+NEUTRAL_TAIL_MAX = 1_000
+"""Events after an image that `neutral_tail` reads at most before giving up on it."""
+
+
+def neutral_tail(event_log: EventLog, after: int) -> list[Envelope] | None:
+    """The envelopes after position `after` up to the log's end if none changes the graph
+    (schemas registered by a server's start, markers): an image at `after` still answers for
+    the log. None when one does, or there are more than NEUTRAL_TAIL_MAX."""
+    tail: list[Envelope] = []
+    for envelope in event_log.read_from(after + 1):
+        if len(tail) == NEUTRAL_TAIL_MAX or not graph_neutral(envelope.event):
+            return None
+        tail.append(envelope)
+    return tail
+
+
+class GraphImage:
+    """A mapped image: GraphProjection's official reads (entities, pages, relation keys)."""
+
+    def __init__(self, mapped: mmap.mmap) -> None:
+        size = len(mapped)
+        if size < _HEAD.size:
+            raise ImageError("the image is shorter than its header")
+        (magic, layout, little, position, tip, n, m, segment_size, buckets, count, id_length) = (
+            _HEAD.unpack_from(mapped, 0)
+        )
+        if magic != MAGIC or layout != LAYOUT:
+            raise ImageError("not an image of this layout")
+        if little != 1 or sys.byteorder != "little" or count != _SECTIONS or segment_size < 1:
+            raise ImageError("an image this build cannot read")
+        at = _HEAD.size
+        self.log_id = mapped[at : at + id_length].decode(errors="replace")
+        at += id_length
+        table = [_SECTION.unpack_from(mapped, at + i * _SECTION.size) for i in range(count)]
+        at += count * _SECTION.size
+        (crc,) = _CRC.unpack_from(mapped, at)
+        with memoryview(mapped) as whole:
+            if zlib.crc32(whole[at + _CRC.size :], zlib.crc32(whole[:at])) != crc:
+                raise ImageError("the image's checksum does not match")
+        if any(offset + length > size for offset, length in table):
+            raise ImageError("a section of the image lies past its end")
+        self._mapped = mapped
+        self._release_pages()  # read whole for the checksum: handed back
+        # Every view of the map, released by `close` (the map cannot close while one is held).
+        self._views: list[memoryview] = [memoryview(mapped)]
+        self._sections = [self._held(self._views[0][o : o + n]) for o, n in table]
+        self.position: int = position
+        self.tip: int = tip
+        self.n: int = n
+        self.m: int = m
+        self.segment_size: int = segment_size
+        self.buckets: int = buckets
+        u32 = self._u32
+        self._name_offsets = u32(_NAME_OFFSETS, n + 1)
+        self._record_offsets = u32(_RECORD_OFFSETS, n + 1)
+        self._by_name = u32(_BY_NAME, n)
+        self._slots = u32(_SLOTS, None)
+        self._rel_from, self._rel_to = u32(_REL_FROM, m), u32(_REL_TO, m)
+        self._rel_type = u32(_REL_TYPE, m)
+        self._type_offsets = u32(_TYPE_OFFSETS, None)
+        self._incident_offsets = u32(_INCIDENT_OFFSETS, n + 1)
+        self._incident = u32(_INCIDENT, None)
+        self._text_offsets = u32(_TEXT_OFFSETS, n + 1)
+        self._names = self._sections[_NAMES]
+        self._records = self._sections[_RECORDS]
+        self._texts = self._sections[_TEXTS]
+        self._filter = self._sections[_FILTER]
+        self.segments = (n + segment_size - 1) // segment_size
+        self.row_bytes = (self.segments + 7) // 8
+        slots = len(self._slots)
+        if slots & (slots - 1) or slots < 2 * n or len(self._filter) != buckets * self.row_bytes:
+            raise ImageError("the image's tables are not the sizes its counts make")
+        self._types = [
+            _text(self._sections[_TYPES][a:b]) for a, b in itertools.pairwise(self._type_offsets)
+        ]
+
+    def _held(self, view: memoryview) -> memoryview:
+        self._views.append(view)
+        return view
+
+    def _u32(self, section: int, count: int | None) -> memoryview:
+        data = self._sections[section]
+        if len(data) % 4 or (count is not None and len(data) != 4 * count):
+            raise ImageError(f"the image's section {section} is not the size its counts make")
+        return self._held(data.cast("I"))
+
+    def _release_pages(self) -> None:
+        # The kernel keeps them cached; this process stops counting them (a later read faults
+        # them in again, cheaply). Not every platform has madvise.
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            self._mapped.madvise(mmap.MADV_DONTNEED)
+
+    def release(self) -> None:
+        """Hand back the pages read so far (after a whole-graph answer)."""
+        self._release_pages()
+
+    def close(self) -> None:
+        """Unmap the file (nothing may be read from the image afterwards)."""
+        for view in reversed(self._views):
+            view.release()
+        self._mapped.close()
+
+    # --- the graph's reads ----------------------------------------------------------------
+
+    def name(self, i: int) -> str:
+        offsets = self._name_offsets
+        return _text(self._names[offsets[i] : offsets[i + 1]])
+
+    def _view(self, i: int) -> EntityView:
+        offsets = self._record_offsets
+        entity_type, observations = _RECORD_DECODER.decode(
+            self._records[offsets[i] : offsets[i + 1]]
+        )
+        return EntityView(self.name(i), entity_type, observations)
+
+    def index_of(self, name: str) -> int | None:
+        """The listing index of the alive entity `name`, else None."""
+        raw = _utf8(name)
+        slots, names, offsets = self._slots, self._names, self._name_offsets
+        mask = len(slots) - 1
+        at = zlib.crc32(raw) & mask
+        while True:
+            slot = slots[at]
+            if not slot:
+                return None
+            i = slot - 1
+            if names[offsets[i] : offsets[i + 1]] == raw:
+                return i
+            at = (at + 1) & mask
+
+    def entity_count(self) -> int:
+        return self.n
+
+    def has_entity(self, name: str) -> bool:
+        return self.index_of(name) is not None
+
+    def entity(self, name: str) -> EntityView | None:
+        i = self.index_of(name)
+        return None if i is None else self._view(i)
+
+    def entities(self) -> Iterator[EntityView]:
+        """Alive entities in listing order."""
+        return map(self._view, range(self.n))
+
+    def entities_at(self, indexes: Iterable[int]) -> list[EntityView]:
+        return list(map(self._view, indexes))
+
+    def entities_named(
+        self, names: Iterable[str], *, listing_order: bool = False
+    ) -> list[EntityView]:
+        """The alive entities among `names`, each once: in the order given, or in listing
+        order; missing names skipped (GraphProjection.entities_named)."""
+        found: dict[int, None] = {}
+        for name in names:
+            i = self.index_of(name)
+            if i is not None:
+                found[i] = None
+        return self.entities_at(sorted(found) if listing_order else found)
+
+    def entities_page(self, offset: int, limit: int | None) -> list[EntityView]:
+        """The alive entities in name order, skipping `offset`, then at most `limit`."""
+        stop = self.n if limit is None else min(self.n, offset + limit)
+        return self.entities_at(self._by_name[offset:stop]) if offset < stop else []
+
+    def entity_names(self) -> list[str]:
+        return [self.name(i) for i in range(self.n)]
+
+    def relation_count(self) -> int:
+        return self.m
+
+    def _key(self, r: int) -> tuple[str, str, str]:
+        return (
+            self.name(self._rel_from[r]),
+            self.name(self._rel_to[r]),
+            self._types[self._rel_type[r]],
+        )
+
+    def relation_keys_read(self) -> Iterator[tuple[str, str, str]]:
+        """The visible relations' keys in listing order."""
+        return map(self._key, range(self.m))
+
+    def relation_keys(self) -> list[tuple[str, str, str]]:
+        return list(self.relation_keys_read())
+
+    def relation_keys_of_any(self, names: Iterable[str]) -> list[tuple[str, str, str]]:
+        """Keys of the visible relations with either endpoint in `names`, each once, in
+        listing order."""
+        found: set[int] = set()
+        offsets, incident = self._incident_offsets, self._incident
+        for name in names:
+            i = self.index_of(name)
+            if i is not None:
+                found.update(incident[offsets[i] : offsets[i + 1]])
+        return [self._key(r) for r in sorted(found)]
+
+    def incident_keys(self, name: str) -> list[tuple[str, str, str]]:
+        return self.relation_keys_of_any((name,))
+
+    # --- search ---------------------------------------------------------------------------
+
+    def matching(self, query: str) -> list[int]:
+        """Listing indexes of the entities whose search text holds `query` (case-insensitive,
+        as projections.search matches), in listing order."""
+        needle = _utf8(query.lower())
+        size, segments = self.segment_size, self.segments
+        buckets = query_buckets(query.lower(), self.buckets)
+        if buckets:
+            hits = -1
+            row_bytes, matrix = self.row_bytes, self._filter
+            for bucket in buckets:
+                at = bucket * row_bytes
+                hits &= int.from_bytes(matrix[at : at + row_bytes], "little")
+                if not hits:
+                    return []
+            candidates: Sequence[int] = ones(hits)
+        else:
+            candidates = range(segments)
+        found: list[int] = []
+        offsets, texts = self._text_offsets, self._texts
+        for k in candidates:
+            low, high = k * size, min(self.n, (k + 1) * size)
+            base = offsets[low]
+            chunk = bytes(texts[base : offsets[high]])
+            at = chunk.find(needle)
+            i = low - 1
+            end = len(chunk)  # an empty query is found there too: past the last text
+            while 0 <= at < end:
+                i = bisect_right(offsets, base + at, i + 1, high) - 1
+                found.append(i)
+                at = chunk.find(needle, offsets[i + 1] - base)
+        return found
+
+
+class ImageReads:
+    """An image as the official read tools read the models: `graph` and `search`."""
+
+    def __init__(self, image: GraphImage) -> None:
+        self.graph = image
+        self.search = ImageSearch(image)
+        self.position = image.position
+
+
+class ImageSearch:
+    """The search index of an image (a Searcher: graphmem.tools.memory_reads)."""
+
+    def __init__(self, image: GraphImage) -> None:
+        self._image = image
+
+    def search(self, graph: object, query: str) -> list[str]:
+        """Names of the alive entities whose name, type or an observation holds `query`."""
+        image = self._image
+        return [image.name(i) for i in image.matching(query)]
