@@ -25,8 +25,9 @@ ENTITIES = 3000  # 24 segments of the index: two steps of its filter
 SESSION_TIMEOUT = 120.0
 
 
-def _imported(data_dir: Path) -> None:
-    """A store of ENTITIES entities (`graphmem import`), whose initialize answer is kept."""
+def _imported(data_dir: Path, **env: str) -> None:
+    """A store of ENTITIES entities (`graphmem import`), whose initialize answer is kept for
+    a server with `env` (the kept answer's fingerprint holds the GRAPHMEM_ settings)."""
     lines = [
         json.dumps(
             {
@@ -49,7 +50,9 @@ def _imported(data_dir: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    _session(data_dir, [INITIALIZE])  # keeps the initialize answer: the next starts are early
+    _session(
+        data_dir, [INITIALIZE], **env
+    )  # keeps the initialize answer: the next starts are early
 
 
 def _events(log: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
@@ -67,7 +70,7 @@ def test_the_server_adopts_the_index_the_early_reads_began_and_keeps_it_current(
     write, its index's filter unfinished; the writer adopts it, finishes it, and the searches
     after the write (the server's) see the new entity, as a server alone answers them."""
     data_dir = tmp_path / "data"
-    _imported(data_dir)
+    _imported(data_dir, GRAPHMEM_GRAPH_IMAGE="0")
     newcomer = {"name": "zz-new", "entityType": "thing", "observations": ["token uid00007 too"]}
     messages = [
         INITIALIZE,

@@ -96,7 +96,9 @@ def test_the_early_reads_path_settles_the_heap_once_the_adopted_index_is_warm(
     tmp_path: Path,
 ) -> None:
     data_dir = tmp_path / "data"
-    _imported(data_dir)  # and keeps the initialize answer: this start reads early
+    _imported(
+        data_dir, GRAPHMEM_GRAPH_IMAGE="0"
+    )  # keeps the initialize answer: this start reads early
     events = _settled_in_session(data_dir)
     assert "search_handed_over" in events
     assert events.index("graph_loaded") < events.index("heap_settled")
@@ -145,7 +147,9 @@ def test_a_server_serving_from_the_image_holds_its_heap_until_it_restores_the_gr
     events = [str(entry.get("event")) for entry in log]
     assert "graph_image_served" in events
     assert "heap_settled" not in events  # nothing loaded: nothing to settle
-    write = _call(2, "create_entities", {"entities": [{"name": "n", "entityType": "t"}]})
+    write = _call(
+        2, "create_entities", {"entities": [{"name": "n", "entityType": "t", "observations": []}]}
+    )
     _, log = _session(data_dir, [*reads, write])
     events = [str(entry.get("event")) for entry in log]
     assert events.count("heap_settled") == 1
