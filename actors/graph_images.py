@@ -8,13 +8,16 @@ is passed over and the graph restored as before.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from pathlib import Path
 
 import structlog
 
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import EventLog
 from projections.graph_image import (
+    IMAGE_FILE,
     GraphImage,
     ImageError,
     ImageSource,
@@ -51,7 +54,12 @@ def write_graph_image(event_log: EventLog, graph: ImageSource, entity_count: int
     """Write the image of `graph` (at the log's end: the caller has folded every committed
     event) beside `event_log`; False when there is none to write or it failed (logged)."""
     lmdb_log = _lmdb(event_log)
-    if lmdb_log is None or entity_count > IMAGE_MAX_ENTITIES:
+    if lmdb_log is None:
+        return False
+    if entity_count > IMAGE_MAX_ENTITIES:
+        # An image of the graph when it was smaller is never served again: its space back.
+        with contextlib.suppress(OSError):
+            (Path(lmdb_log.path) / IMAGE_FILE).unlink()
         return False
     started = time.perf_counter()
     try:

@@ -32,9 +32,12 @@ _MIN_MAP_SIZE = 64 * 1024
 # costs a wasted attempt) stays the exception.
 _GROW_AT_NUM, _GROW_AT_DEN = 3, 4
 # Hand the log's mapped pages back (eventstore.mapped_pages) each time the file has grown by
-# this much since the last time, checking every so many commits.
-_RELEASE_EVERY_BYTES = 8 << 20
-_RELEASE_CHECK_COMMITS = 256
+# this much since the last time, checking every so many commits. Each commit reads the pages
+# the last one wrote through the map, so what a writer holds of the file is about its growth
+# since the last release: at 8 MiB a store filled through MCP writes held 11.5 MiB of it, at
+# 1 MiB 0.7 (a release costs ~0.16 ms, a check ~1 us; the fill's CPU did not move).
+_RELEASE_EVERY_BYTES = 1 << 20
+_RELEASE_CHECK_COMMITS = 16
 
 
 _KIND_OF_ERRNO = {

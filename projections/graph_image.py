@@ -46,8 +46,8 @@ import msgspec
 
 from eventstore.events import Envelope
 from eventstore.log import EventLog
-from projections.graph import graph_neutral
-from projections.search import BUCKETS, SEGMENT_SIZE, entity_text
+from projections.graph import GraphProjection, graph_neutral
+from projections.search import BUCKETS, SEGMENT_SIZE, SearchProjection, entity_text
 from projections.trigrams import ones, query_buckets, text_buckets
 from projections.views import EntityView
 
@@ -69,9 +69,14 @@ IMAGE_FILE = "graph.image"
 
 MAGIC = b"GMIM"
 LAYOUT = 1
-# magic, layout, byte order (1 little), position, tip, entities, relations, segment size,
-# buckets, sections, log id length; then the log id, the section table, the crc32.
-_HEAD = struct.Struct("<4sIBQIIIIIIB")
+MODELS = GraphProjection.version << 16 | SearchProjection.version
+"""The versions of the folds whose answers an image holds: an upgrade that changes what the
+graph or the search answer (their versions bumped, their checkpoints refolded) leaves an
+image made before it unused, as it does their checkpoints."""
+# magic, layout, byte order (1 little), the folds' versions (MODELS), position, tip, entities,
+# relations, segment size, buckets, sections, log id length; then the log id, the section
+# table, the crc32.
+_HEAD = struct.Struct("<4sIBIQIIIIIIB")
 _SECTION = struct.Struct("<QQ")
 _CRC = struct.Struct("<I")
 _U32_MAX = 0xFFFFFFFF
@@ -202,7 +207,18 @@ def encode_image(
         raise ImageError("images are written on little-endian machines only")
     raw_id = log_id.encode()
     head = _HEAD.pack(
-        MAGIC, LAYOUT, 1, graph.position, tip, n, m, segment_size, buckets, _SECTIONS, len(raw_id)
+        MAGIC,
+        LAYOUT,
+        1,
+        MODELS,
+        graph.position,
+        tip,
+        n,
+        m,
+        segment_size,
+        buckets,
+        _SECTIONS,
+        len(raw_id),
     )
     start = len(head) + len(raw_id) + _SECTION.size * _SECTIONS + _CRC.size
     table = bytearray()
@@ -297,11 +313,13 @@ class GraphImage:
         size = len(mapped)
         if size < _HEAD.size:
             raise ImageError("the image is shorter than its header")
-        (magic, layout, little, position, tip, n, m, segment_size, buckets, count, id_length) = (
-            _HEAD.unpack_from(mapped, 0)
-        )
+        head = _HEAD.unpack_from(mapped, 0)
+        magic, layout, little, models, position, tip, n, m, segment_size, buckets = head[:10]
+        count, id_length = head[10:]
         if magic != MAGIC or layout != LAYOUT:
             raise ImageError("not an image of this layout")
+        if models != MODELS:
+            raise ImageError("the image was made by another version of the graph's fold")
         if little != 1 or sys.byteorder != "little" or count != _SECTIONS or segment_size < 1:
             raise ImageError("an image this build cannot read")
         at = _HEAD.size

@@ -29,6 +29,7 @@ from eventstore.events import (
     RelationDeleted,
 )
 from graphmem.tools.memory_reads import graph_page, opened, searched
+from projections import graph_image
 from projections.graph import GraphProjection
 from projections.graph_image import (
     IMAGE_FILE,
@@ -208,4 +209,16 @@ def test_a_damaged_or_missing_image_is_refused_with_its_reason(tmp_path: Any) ->
         open_image(tmp_path, lambda _: ("node-1", 4, 11))
     (tmp_path / IMAGE_FILE).write_bytes(b"")
     with pytest.raises(ImageError, match="cannot be mapped"):
+        open_image(tmp_path, lambda _: ("node-1", 4, 11))
+
+
+def test_an_image_made_by_another_version_of_the_folds_is_refused(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade that bumps the graph's or the search's fold version (their checkpoints
+    refolded) leaves an image made before it unused."""
+    graph = _graph()
+    write_image(tmp_path, encode_image(graph, log_id="node-1", tip=11))
+    monkeypatch.setattr(graph_image, "MODELS", (GraphProjection.version + 1) << 16 | 1)
+    with pytest.raises(ImageError, match="another version of the graph's fold"):
         open_image(tmp_path, lambda _: ("node-1", 4, 11))
