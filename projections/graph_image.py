@@ -40,7 +40,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import msgspec
 
@@ -90,6 +90,8 @@ _SECTIONS = 16
 _RECORD_ENCODER = msgspec.msgpack.Encoder()
 _RECORD_DECODER = msgspec.msgpack.Decoder(tuple[str, list[str]])
 _SEPARATOR = b"\x01"  # after each entity's text (projections.search's entity separator)
+# Matches past 1/_DENSE of what is searched: read as for a whole-graph answer.
+_DENSE = 8
 
 
 class ImageError(ValueError):
@@ -117,14 +119,15 @@ def _text(data: memoryview | bytes) -> str:
 
 def _offsets(parts: Iterable[bytes]) -> tuple[array[int], bytes]:
     """The parts joined, and where each begins (then the end): `u32` offsets."""
-    blob = bytearray()
-    offsets = array("I", [0])
-    for part in parts:
-        blob += part
-        if len(blob) > _U32_MAX:
-            raise ImageError("a section of the image would pass 4 GiB")
-        offsets.append(len(blob))
-    return offsets, bytes(blob)
+    listed = parts if isinstance(parts, list) else list(parts)
+    ends = list(itertools.accumulate(map(len, listed), initial=0))
+    if ends[-1] > _U32_MAX:
+        raise ImageError("a section of the image would pass 4 GiB")
+    return array("I", ends), b"".join(listed)
+
+
+def _entity_view(name: str, contents: tuple[str, list[str]]) -> EntityView:
+    return EntityView(name, *contents)
 
 
 def _table_size(n: int) -> int:
@@ -306,44 +309,62 @@ def neutral_tail(event_log: EventLog, after: int) -> list[Envelope] | None:
     return tail
 
 
+class _Head(NamedTuple):
+    position: int
+    tip: int
+    n: int
+    m: int
+    segment_size: int
+    buckets: int
+
+
+def _checked_head(mapped: mmap.mmap) -> tuple[_Head, str, list[tuple[int, int]]]:
+    """The header of the image `mapped`, its log id and its section table (offset, length),
+    once the header is one this build reads and the checksum matches; else ImageError."""
+    size = len(mapped)
+    if size < _HEAD.size:
+        raise ImageError("the image is shorter than its header")
+    head = _HEAD.unpack_from(mapped, 0)
+    magic, layout, little, models = head[:4]
+    count, id_length = head[10:]
+    if magic != MAGIC or layout != LAYOUT:
+        raise ImageError("not an image of this layout")
+    if models != MODELS:
+        raise ImageError("the image was made by another version of the graph's fold")
+    fields = _Head(*head[4:10])
+    if little != 1 or sys.byteorder != "little" or count != _SECTIONS or fields.segment_size < 1:
+        raise ImageError("an image this build cannot read")
+    at = _HEAD.size
+    log_id = mapped[at : at + id_length].decode(errors="replace")
+    at += id_length
+    table = [_SECTION.unpack_from(mapped, at + i * _SECTION.size) for i in range(count)]
+    at += count * _SECTION.size
+    (crc,) = _CRC.unpack_from(mapped, at)
+    with memoryview(mapped) as whole:
+        if zlib.crc32(whole[at + _CRC.size :], zlib.crc32(whole[:at])) != crc:
+            raise ImageError("the image's checksum does not match")
+    if any(offset + length > size for offset, length in table):
+        raise ImageError("a section of the image lies past its end")
+    return fields, log_id, table
+
+
 class GraphImage:
     """A mapped image: GraphProjection's official reads (entities, pages, relation keys)."""
 
     def __init__(self, mapped: mmap.mmap) -> None:
-        size = len(mapped)
-        if size < _HEAD.size:
-            raise ImageError("the image is shorter than its header")
-        head = _HEAD.unpack_from(mapped, 0)
-        magic, layout, little, models, position, tip, n, m, segment_size, buckets = head[:10]
-        count, id_length = head[10:]
-        if magic != MAGIC or layout != LAYOUT:
-            raise ImageError("not an image of this layout")
-        if models != MODELS:
-            raise ImageError("the image was made by another version of the graph's fold")
-        if little != 1 or sys.byteorder != "little" or count != _SECTIONS or segment_size < 1:
-            raise ImageError("an image this build cannot read")
-        at = _HEAD.size
-        self.log_id = mapped[at : at + id_length].decode(errors="replace")
-        at += id_length
-        table = [_SECTION.unpack_from(mapped, at + i * _SECTION.size) for i in range(count)]
-        at += count * _SECTION.size
-        (crc,) = _CRC.unpack_from(mapped, at)
-        with memoryview(mapped) as whole:
-            if zlib.crc32(whole[at + _CRC.size :], zlib.crc32(whole[:at])) != crc:
-                raise ImageError("the image's checksum does not match")
-        if any(offset + length > size for offset, length in table):
-            raise ImageError("a section of the image lies past its end")
+        head, self.log_id, table = _checked_head(mapped)
         self._mapped = mapped
         self._release_pages()  # read whole for the checksum: handed back
         # Every view of the map, released by `close` (the map cannot close while one is held).
         self._views: list[memoryview] = [memoryview(mapped)]
         self._sections = [self._held(self._views[0][o : o + n]) for o, n in table]
-        self.position: int = position
-        self.tip: int = tip
-        self.n: int = n
-        self.m: int = m
-        self.segment_size: int = segment_size
-        self.buckets: int = buckets
+        self.position: int = head.position
+        self.tip: int = head.tip
+        self.n: int = head.n
+        self.m: int = head.m
+        self.segment_size: int = head.segment_size
+        self.buckets: int = head.buckets
+        n, m, segment_size, buckets = self.n, self.m, self.segment_size, self.buckets
         u32 = self._u32
         self._name_offsets = u32(_NAME_OFFSETS, n + 1)
         self._record_offsets = u32(_RECORD_OFFSETS, n + 1)
@@ -367,6 +388,9 @@ class GraphImage:
         self._types = [
             _text(self._sections[_TYPES][a:b]) for a, b in itertools.pairwise(self._type_offsets)
         ]
+        # Every name decoded at once, for a whole-graph read (`_every_name`); dropped by
+        # `release`, after the answer, so that it never outlives the call that made it.
+        self._name_list: list[str] | None = None
 
     def _held(self, view: memoryview) -> memoryview:
         self._views.append(view)
@@ -385,11 +409,14 @@ class GraphImage:
             self._mapped.madvise(mmap.MADV_DONTNEED)
 
     def release(self) -> None:
-        """Hand back the pages read so far (after a whole-graph answer)."""
+        """Hand back the pages read so far and what a whole-graph read decoded (after an
+        answer)."""
+        self._name_list = None
         self._release_pages()
 
     def close(self) -> None:
         """Unmap the file (nothing may be read from the image afterwards)."""
+        self._name_list = None
         for view in reversed(self._views):
             view.release()
         self._mapped.close()
@@ -397,8 +424,20 @@ class GraphImage:
     # --- the graph's reads ----------------------------------------------------------------
 
     def name(self, i: int) -> str:
+        if self._name_list is not None:
+            return self._name_list[i]
         offsets = self._name_offsets
         return _text(self._names[offsets[i] : offsets[i + 1]])
+
+    def _every_name(self) -> list[str]:
+        """Every name in listing order, decoded once for the read that asks (a whole-graph
+        answer reads each name up to three times: its entity, its relations' ends)."""
+        if self._name_list is None:
+            offsets = self._name_offsets
+            self._name_list = list(
+                map(_text, map(self._names.__getitem__, map(slice, offsets[:-1], offsets[1:])))
+            )
+        return self._name_list
 
     def _view(self, i: int) -> EntityView:
         offsets = self._record_offsets
@@ -434,7 +473,11 @@ class GraphImage:
 
     def entities(self) -> Iterator[EntityView]:
         """Alive entities in listing order."""
-        return map(self._view, range(self.n))
+        offsets, records = self._record_offsets, self._records
+        contents = map(
+            _RECORD_DECODER.decode, map(records.__getitem__, map(slice, offsets[:-1], offsets[1:]))
+        )
+        return map(_entity_view, self._every_name(), contents)
 
     def entities_at(self, indexes: Iterable[int]) -> list[EntityView]:
         return list(map(self._view, indexes))
@@ -457,7 +500,7 @@ class GraphImage:
         return self.entities_at(self._by_name[offset:stop]) if offset < stop else []
 
     def entity_names(self) -> list[str]:
-        return [self.name(i) for i in range(self.n)]
+        return list(self._every_name())
 
     def relation_count(self) -> int:
         return self.m
@@ -471,7 +514,13 @@ class GraphImage:
 
     def relation_keys_read(self) -> Iterator[tuple[str, str, str]]:
         """The visible relations' keys in listing order."""
-        return map(self._key, range(self.m))
+        names = self._every_name()
+        return zip(
+            map(names.__getitem__, self._rel_from),
+            map(names.__getitem__, self._rel_to),
+            map(self._types.__getitem__, self._rel_type),
+            strict=True,
+        )
 
     def relation_keys(self) -> list[tuple[str, str, str]]:
         return list(self.relation_keys_read())
@@ -511,10 +560,18 @@ class GraphImage:
             candidates = range(segments)
         found: list[int] = []
         offsets, texts = self._text_offsets, self._texts
+        # A needle without the separator lies inside one text wherever it is found: when a
+        # segment holds it many times, its texts split and tested one by one is cheaper than
+        # finding each and bisecting for its text (a broad query: every text).
+        splittable = needle and _SEPARATOR not in needle
         for k in candidates:
             low, high = k * size, min(self.n, (k + 1) * size)
             base = offsets[low]
             chunk = bytes(texts[base : offsets[high]])
+            if splittable and chunk.count(needle) * _DENSE > high - low:
+                parts = chunk.split(_SEPARATOR)
+                found.extend(low + j for j in range(high - low) if needle in parts[j])
+                continue
             at = chunk.find(needle)
             i = low - 1
             end = len(chunk)  # an empty query is found there too: past the last text
@@ -543,4 +600,8 @@ class ImageSearch:
     def search(self, graph: object, query: str) -> list[str]:
         """Names of the alive entities whose name, type or an observation holds `query`."""
         image = self._image
-        return [image.name(i) for i in image.matching(query)]
+        found = image.matching(query)
+        if len(found) * _DENSE > image.n:  # most of them: every name decoded at once
+            names = image._every_name()
+            return list(map(names.__getitem__, found))
+        return list(map(image.name, found))
