@@ -32,13 +32,16 @@ from __future__ import annotations
 import contextlib
 import itertools
 import mmap
+import operator
 import os
 import struct
 import sys
 import zlib
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import count, repeat
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -126,6 +129,72 @@ def _offsets(parts: Iterable[bytes]) -> tuple[array[int], bytes]:
     return array("I", ends), b"".join(listed)
 
 
+def _name_slots(raw_names: list[bytes]) -> array[int]:
+    """The open-addressing table of the names (crc32, linear probing): slot -> listing index
+    + 1, 0 empty. Filled as inserting in the order of the names' home slots would, which
+    `accumulate` computes without a Python loop: the k-th name in that order lands at
+    max(home_k, slot_(k-1) + 1), i.e. at k + the running max of home_k - k."""
+    slots = array("I", bytes(4 * _table_size(len(raw_names))))
+    mask = len(slots) - 1
+    homes = sorted(zip(map(operator.and_, map(zlib.crc32, raw_names), repeat(mask)), count(1)))
+    places = list(
+        map(
+            operator.add,
+            itertools.accumulate(map(operator.sub, (home for home, _ in homes), count()), max),
+            count(),
+        )
+    )
+    if places and places[-1] > mask:  # a run passes the end: wraps round, one at a time
+        for home, entry in homes:
+            at = home
+            while slots[at]:
+                at = (at + 1) & mask
+            slots[at] = entry
+        return slots
+    for place, (_, entry) in zip(places, homes, strict=True):
+        slots[place] = entry
+    return slots
+
+
+def _incidence(n: int, rel_from: array[int], rel_to: array[int]) -> tuple[array[int], array[int]]:
+    """Each entity's incident relations (as `from` or `to`, a loop once), in listing order, as
+    offsets into one flat array: relation r at entity e is coded e * m + r and the codes sorted."""
+    m = len(rel_from)
+    width = max(m, 1)
+    codes = list(map(operator.add, map(operator.mul, rel_from, repeat(width)), range(m)))
+    codes.extend(
+        itertools.compress(
+            map(operator.add, map(operator.mul, rel_to, repeat(width)), range(m)),
+            map(operator.ne, rel_from, rel_to),
+        )
+    )
+    codes.sort()
+    starts = map(bisect_left, repeat(codes), map(operator.mul, range(n + 1), repeat(width)))
+    return array("I", starts), array("I", map(operator.mod, codes, repeat(width)))
+
+
+def _filter_rows(texts: list[str], segment_size: int, buckets: int) -> bytes:
+    """The trigram filter: per bucket, a row of one bit per segment (set: a text of that
+    segment has a trigram in that bucket). Built a byte column (eight segments) at a time:
+    each segment's buckets set as bytes of 1, the eight shifted into one byte each as whole
+    numbers, the columns then laid into the rows by strided slices."""
+    segments = (len(texts) + segment_size - 1) // segment_size
+    row_bytes = (segments + 7) // 8
+    matrix = bytearray(buckets * row_bytes)
+    for column in range(row_bytes):
+        packed = 0
+        for bit in range(8):
+            k = column * 8 + bit
+            if k >= segments:
+                break
+            marks = bytearray(buckets)
+            found = text_buckets(texts[k * segment_size : (k + 1) * segment_size], buckets)
+            deque(map(marks.__setitem__, found, repeat(1)), maxlen=0)
+            packed |= int.from_bytes(marks, "little") << bit
+        matrix[column::row_bytes] = packed.to_bytes(buckets, "little")
+    return bytes(matrix)
+
+
 def _entity_view(name: str, contents: tuple[str, list[str]]) -> EntityView:
     return EntityView(name, *contents)
 
@@ -150,44 +219,25 @@ def encode_image(
     views = list(graph.entities())
     keys = graph.relation_keys()
     n, m = len(views), len(keys)
-    raw_names = [_utf8(view.name) for view in views]
+    listed = [view.name for view in views]
+    raw_names = list(map(_utf8, listed))
     name_offsets, names = _offsets(raw_names)
     record_offsets, records = _offsets(
-        _RECORD_ENCODER.encode((view.entity_type, view.observations)) for view in views
+        [_RECORD_ENCODER.encode((view.entity_type, view.observations)) for view in views]
     )
-    by_name = array("I", sorted(range(n), key=lambda i: views[i].name))
-    slots = array("I", bytes(4 * _table_size(n)))
-    mask = len(slots) - 1
-    for i, raw in enumerate(raw_names):
-        at = zlib.crc32(raw) & mask
-        while slots[at]:
-            at = (at + 1) & mask
-        slots[at] = i + 1
-    index = {view.name: i for i, view in enumerate(views)}
-    types: dict[str, int] = {}
-    rel_from, rel_to, rel_type = array("I"), array("I"), array("I")
-    incident: list[list[int]] = [[] for _ in range(n)]
-    for r, (from_entity, to_entity, relation_type) in enumerate(keys):
-        f, t = index[from_entity], index[to_entity]
-        rel_from.append(f)
-        rel_to.append(t)
-        rel_type.append(types.setdefault(relation_type, len(types)))
-        incident[f].append(r)
-        if t != f:
-            incident[t].append(r)
-    type_offsets, type_names = _offsets(_utf8(name) for name in types)
-    incident_offsets = array("I", itertools.accumulate(map(len, incident), initial=0))
-    flat = array("I", itertools.chain.from_iterable(incident))
+    by_name = array("I", sorted(range(n), key=listed.__getitem__))
+    slots = _name_slots(raw_names)
+    index = {name: i for i, name in enumerate(listed)}
+    froms, tos, kinds = (list(column) for column in zip(*keys, strict=True)) if m else ([], [], [])
+    type_ids = {kind: t for t, kind in enumerate(dict.fromkeys(kinds))}
+    rel_from = array("I", map(index.__getitem__, froms))
+    rel_to = array("I", map(index.__getitem__, tos))
+    rel_type = array("I", map(type_ids.__getitem__, kinds))
+    type_offsets, type_names = _offsets([_utf8(name) for name in type_ids])
+    incident_offsets, flat = _incidence(n, rel_from, rel_to)
     texts = [entity_text(view) for view in views]
-    text_offsets, text_blob = _offsets(_utf8(text) + _SEPARATOR for text in texts)
-    segments = (n + segment_size - 1) // segment_size
-    rows = [0] * buckets
-    for k in range(segments):
-        bit = 1 << k
-        for bucket in text_buckets(texts[k * segment_size : (k + 1) * segment_size], buckets):
-            rows[bucket] |= bit
-    row_bytes = (segments + 7) // 8
-    matrix = b"".join(row.to_bytes(row_bytes, "little") for row in rows)
+    text_offsets, text_blob = _offsets([_utf8(text) + _SEPARATOR for text in texts])
+    matrix = _filter_rows(texts, segment_size, buckets)
     sections: list[bytes] = [
         name_offsets.tobytes(),
         names,
@@ -326,19 +376,19 @@ def _checked_head(mapped: mmap.mmap) -> tuple[_Head, str, list[tuple[int, int]]]
         raise ImageError("the image is shorter than its header")
     head = _HEAD.unpack_from(mapped, 0)
     magic, layout, little, models = head[:4]
-    count, id_length = head[10:]
+    sections, id_length = head[10:]
     if magic != MAGIC or layout != LAYOUT:
         raise ImageError("not an image of this layout")
     if models != MODELS:
         raise ImageError("the image was made by another version of the graph's fold")
     fields = _Head(*head[4:10])
-    if little != 1 or sys.byteorder != "little" or count != _SECTIONS or fields.segment_size < 1:
+    if little != 1 or sys.byteorder != "little" or sections != _SECTIONS or fields.segment_size < 1:
         raise ImageError("an image this build cannot read")
     at = _HEAD.size
     log_id = mapped[at : at + id_length].decode(errors="replace")
     at += id_length
-    table = [_SECTION.unpack_from(mapped, at + i * _SECTION.size) for i in range(count)]
-    at += count * _SECTION.size
+    table = [_SECTION.unpack_from(mapped, at + i * _SECTION.size) for i in range(sections)]
+    at += sections * _SECTION.size
     (crc,) = _CRC.unpack_from(mapped, at)
     with memoryview(mapped) as whole:
         if zlib.crc32(whole[at + _CRC.size :], zlib.crc32(whole[:at])) != crc:
