@@ -31,6 +31,7 @@ log = structlog.get_logger(__name__)
 
 __all__ = [
     "IMAGE_MAX_ENTITIES",
+    "IMAGE_MIN_ENTITIES",
     "IMAGE_SECONDS_PER_ENTITY",
     "open_usable_image",
     "write_graph_image",
@@ -39,6 +40,12 @@ __all__ = [
 IMAGE_MAX_ENTITIES = 300_000
 """Graphs past this many entities get no image: writing one costs seconds a checkpoint there
 (encoded in Python) for what a restore of that size costs once per start anyway."""
+
+
+IMAGE_MIN_ENTITIES = 5_000
+"""A serving writer goes back to its image when idle (actors.graph_writer) only for graphs of
+at least this many entities: a smaller one holds little, and its restore would still cost the
+next write a few milliseconds."""
 
 
 IMAGE_SECONDS_PER_ENTITY = 30e-6

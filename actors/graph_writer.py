@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -19,8 +20,15 @@ from actors.commands import Command, CommandResult, RegisterSchemas
 from actors.decide import Decision, decide
 from actors.errors import CommandRejectedError
 from actors.family_index_progress import FamilyIndexProgress
-from actors.graph_images import IMAGE_SECONDS_PER_ENTITY, open_usable_image, write_graph_image
+from actors.graph_images import (
+    IMAGE_MAX_ENTITIES,
+    IMAGE_MIN_ENTITIES,
+    IMAGE_SECONDS_PER_ENTITY,
+    open_usable_image,
+    write_graph_image,
+)
 from actors.hooks import Hooks, operation_of
+from actors.idle_timer import IdleTimer
 from actors.image_serving import ImageServing
 from actors.read_models import ModelsQuery, ReadModels
 from actors.rebuild import BackgroundFold, Folded, RebuildResult
@@ -38,7 +46,7 @@ from projections.graph_family import (
     FamilyIndexBuildingError,
     family_index_built,
 )
-from projections.heap import keep_large_blocks_once_loaded
+from projections.heap import keep_large_blocks_once_loaded, return_freed_heap
 from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
 
@@ -122,6 +130,11 @@ class Rebuild:
 
 
 @dataclass(frozen=True)
+class _IdleCheck:
+    """Sent by the writer's idle timer (actors.idle_timer): serve from the image again?"""
+
+
+@dataclass(frozen=True)
 class _Rebuilt:
     """Sent to itself by the background fold when it is done."""
 
@@ -186,6 +199,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         bulk_load: bool = False,
         search_handover: SearchHandover | None = None,
         images: bool = False,
+        image_idle: float | None = None,
     ) -> None:
         """`serve_stale`: a long-running server's choice. When the only checkpoints are of an
         earlier projection version this one still reads (after an upgrade), answer from them
@@ -201,7 +215,9 @@ class GraphWriterActor(pykka.ThreadingActor):
         warm-up of the writer's own. `images`: the graph's read image is written beside the
         log with each checkpoint, and at start, when the log still ends where the image was
         made, the writer serves the official reads from it (AskReads) and restores the graph
-        only when something else is asked (actors.graph_images)."""
+        only when something else is asked (actors.graph_images). `image_idle`: seconds idle
+        after which a writer that restored the graph saves a checkpoint and its image and
+        serves from the image again, its graph's memory handed back (None: never)."""
         super().__init__()
         self._ready = ready
         self._stopping = stopping
@@ -218,14 +234,9 @@ class GraphWriterActor(pykka.ThreadingActor):
         )
         # Stale models (from a checkpoint of an earlier version) serve only until the
         # background rebuild replaces them; they are never saved.
-        self._models = ReadModels.serving(
-            event_log,
-            self._checkpoints if self._checkpoints.enabled else None,
-            accept_stale=serve_stale,
-            on_stale=self._rebuild_if_stale,
-            derive_lazily=bulk_load,
-        )
+        self._serve_stale = serve_stale
         self._bulk_load = bulk_load
+        self._models = self._unloaded_models()
         self._handover = search_handover
         # True while the read model may hold events of a transaction that did not commit.
         self._dirty = False
@@ -241,6 +252,22 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._images = images
         # The image served from until the graph is restored (on the first other message).
         self._image: ImageServing | None = None
+        self._idle = (
+            IdleTimer(image_idle, lambda: self.actor_ref.tell(_IdleCheck()))
+            if images and image_idle
+            else None
+        )
+
+    def _unloaded_models(self) -> ReadModels:
+        # Stale models (from a checkpoint of an earlier version) serve only until the
+        # background rebuild replaces them; they are never saved.
+        return ReadModels.serving(
+            self._log,
+            self._checkpoints if self._checkpoints.enabled else None,
+            accept_stale=self._serve_stale,
+            on_stale=self._rebuild_if_stale,
+            derive_lazily=self._bulk_load,
+        )
 
     # --- pykka hooks ----------------------------------------------------------------------
 
@@ -320,6 +347,8 @@ class GraphWriterActor(pykka.ThreadingActor):
             return None
         if self._image is not None and self._answered_from_image(message):
             return None
+        if self._idle is not None and not isinstance(message, _IdleCheck):
+            self._idle.touch()
         try:
             if self._image is not None:
                 self._load_instead_of_image(message)
@@ -364,6 +393,10 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._hooks.empty and message.before_append is None and not self._pending
             ):
                 return serving.current() and self._register_from_image(serving, message, command)
+            case _IdleCheck():
+                assert self._idle is not None
+                self._idle.fired()  # nothing loaded: the next restore arms it again
+                return True
             case AdoptSearch():
                 # The early reads served from the image too: no index comes, none is built.
                 if self._handover is not None:
@@ -391,6 +424,47 @@ class GraphWriterActor(pykka.ThreadingActor):
         item.reply.ok(result)
         return True
 
+    def _on_idle_check(self) -> None:
+        idle = self._idle
+        assert idle is not None
+        idle.fired()
+        left = idle.left()
+        if left > 0:
+            idle.arm(left)
+            return
+        if (
+            self._pending
+            or self._dirty
+            or self._warming
+            or self._rebuild is not None
+            or self._models.stale
+            or (self._handover is not None and self._handover.awaited)
+        ):
+            idle.arm(idle.seconds)  # busy in the background: idle once that is done
+            return
+        if self._family_wanted:
+            return  # the graph family's index is built on the graph: kept while it is used
+        count = self._models.graph.entity_count()
+        if IMAGE_MIN_ENTITIES <= count <= IMAGE_MAX_ENTITIES:
+            self._serve_image_again(count)
+
+    def _serve_image_again(self, count: int) -> None:
+        """Save the graph's checkpoint and image (if not saved at its position yet), then
+        drop the loaded models and serve from the image, as a start on this log would."""
+        self._catch_up()
+        if self._models.position > self._checkpoints.saved_at:
+            self._save_checkpoints(final=True)  # and its image
+        usable = open_usable_image(self._log)
+        if usable is None and write_graph_image(self._log, self._models.graph, count):
+            usable = open_usable_image(self._log)  # saved before images were kept
+        if usable is None:
+            return  # another process wrote meanwhile, or no image could be written
+        self._image = ImageServing(self._log, *usable)
+        self._models = self._unloaded_models()
+        gc.collect()  # the graph's cycles, if any, before the heap is trimmed
+        returned = return_freed_heap()
+        log.info("graph_image_resumed", position=usable[1], entities=count, heap_returned=returned)
+
     def _load_instead_of_image(self, message: Any) -> None:
         """Restore the graph (for `message`, the first the image cannot answer), as a start
         does."""
@@ -400,8 +474,12 @@ class GraphWriterActor(pykka.ThreadingActor):
         log.info("graph_image_left", position=serving.end, asked=_asked(message))
         self._load()
         self._settle_heap_once_loaded()
+        if self._idle is not None:
+            self._idle.touch()  # idle from here on, until it is asked again
 
     def on_stop(self) -> None:
+        if self._idle is not None:
+            self._idle.close()
         if self._image is not None:
             self._image.close()
             self._image = None
@@ -482,17 +560,23 @@ class GraphWriterActor(pykka.ThreadingActor):
                 self._install_family_index(build, index)
             case AdoptSearch(position=position, index=index):
                 self._adopt_search(position, index)
+            case _IdleCheck():
+                # Handled here, not before: commands queued behind it still commit after it.
+                self._on_idle_check()
             case _WarmSearch():
-                self._warming = False
-                self._flush()  # queued commands first: a warm-up step only fills idle time
-                self._catch_up()  # may replace the models: warm whichever serve now
-                if self._models.search.warm(self._models.graph):
-                    self._warm_search_soon()
-                else:  # the point from which searches find their index ready (bench.warm_up)
-                    log.info("search_warmed", position=self._models.position)
-                    self._settle_heap_once_loaded()
+                self._warm_search_step()
             case _:
                 super().on_receive(message)
+
+    def _warm_search_step(self) -> None:
+        self._warming = False
+        self._flush()  # queued commands first: a warm-up step only fills idle time
+        self._catch_up()  # may replace the models: warm whichever serve now
+        if self._models.search.warm(self._models.graph):
+            self._warm_search_soon()
+        else:  # the point from which searches find their index ready (bench.warm_up)
+            log.info("search_warmed", position=self._models.position)
+            self._settle_heap_once_loaded()
 
     def _answer(
         self, reply: Reply[Any], query: Callable[[Any], Any], models: Callable[[], Any]

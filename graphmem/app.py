@@ -130,6 +130,7 @@ def start_actors(
                 bulk_load=bulk_load,
                 search_handover=search_handover,
                 images=graph_images and settings.graph_image,
+                image_idle=settings.graph_image_idle or None,
             )
 
         writer = start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)

@@ -341,6 +341,10 @@ class Settings:
     # something else is asked (actors.graph_images): a spawned server that only reads never
     # holds the graph in memory.
     graph_image: bool = True
+    # Seconds a serving writer waits idle after restoring the graph (a write, a graph_* call)
+    # before it saves a checkpoint and its image and serves from the image again, handing the
+    # graph's memory back; 0: it keeps the graph until it stops.
+    graph_image_idle: int = 60
     http: HttpSettings = field(default_factory=HttpSettings)
     graph: GraphSettings = field(default_factory=GraphSettings)
     # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
@@ -421,6 +425,7 @@ class Settings:
             early_handshake=_flag(env, "GRAPHMEM_EARLY_HANDSHAKE", default=True),
             lazy_sdk=_flag(env, "GRAPHMEM_LAZY_SDK", default=True),
             graph_image=_flag(env, "GRAPHMEM_GRAPH_IMAGE", default=True),
+            graph_image_idle=_non_negative(env, "GRAPHMEM_GRAPH_IMAGE_IDLE", 60),
             http=HttpSettings.from_env(env),
             graph=GraphSettings.from_env(env),
             max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),
