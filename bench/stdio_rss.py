@@ -18,6 +18,7 @@ import argparse
 import json
 import random
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,7 @@ def measure(
     env: dict[str, str] | None = None,
     *,
     fill: bool = True,
+    idle: float = 0.0,
 ) -> dict[str, float]:
     """One server's figures (MiB) on an imported and an MCP-filled store of `n` entities."""
     work = root / label
@@ -115,6 +117,12 @@ def measure(
             _checked(client, "create_relations", {"relations": batch})
         _checked(client, "search_nodes", {"query": query})
         figures["filled_filling_process"] = _mib(client)
+        if idle:
+            # Both servers left idle as long, then asked one search (graphmem goes back to
+            # its image after GRAPHMEM_GRAPH_IMAGE_IDLE seconds, 60 by default).
+            time.sleep(idle)
+            _checked(client, "search_nodes", {"query": query})
+            figures["filled_filling_process_idle"] = _mib(client)
     finally:
         client.close(timeout=120)
     client = _host_start(filled, work, query, env or {})
@@ -132,6 +140,7 @@ FIGURES = {
     "imported_after_start": "imported, fresh start (initialize, tools/list, a search)",
     "imported_after_writes": f"imported, then {WRITES} MCP creates",
     "filled_filling_process": "filled through MCP writes, the filling process",
+    "filled_filling_process_idle": "filled through MCP writes, the filling process, idle",
     "filled_after_start": "filled through MCP writes, fresh start",
     "filled_after_writes": f"filled through MCP writes, fresh start then {WRITES} creates",
 }
@@ -180,6 +189,14 @@ def main() -> None:
         "it rewrites its whole file on every call)",
     )
     parser.add_argument(
+        "--idle",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="also read the filling process after SECONDS idle (graphmem's default return "
+        "to its image is after 60 s idle: 70 reads it after)",
+    )
+    parser.add_argument(
         "--early-reads-off",
         action="store_true",
         help="also measure the last tree with GRAPHMEM_EARLY_READS=0",
@@ -193,7 +210,7 @@ def main() -> None:
         jsonl = root / f"graph-{args.n}.jsonl"
         write_jsonl(jsonl, args.n)
         servers["official"] = measure(
-            "official", "official", None, args.n, jsonl, root, print, fill=args.fill
+            "official", "official", None, args.n, jsonl, root, print, fill=args.fill, idle=args.idle
         )
         for rev in args.graphmem_rev or [None]:
             label = f"graphmem@{rev}" if rev else "graphmem"
@@ -201,7 +218,7 @@ def main() -> None:
             tree.mkdir()
             src, sources[label] = graphmem_source(rev, tree)
             servers[label] = measure(
-                label, "graphmem", src, args.n, jsonl, root, print, fill=args.fill
+                label, "graphmem", src, args.n, jsonl, root, print, fill=args.fill, idle=args.idle
             )
         if args.early_reads_off:  # the last tree again, without the second graph at start-up
             label = f"{label}, early reads off"
