@@ -153,6 +153,11 @@ class CypherService:
                 worker = self._current()
             except EngineGoneError as gone:  # the build itself failed: the next call retries
                 raise CypherEngineError("gone", str(gone)) from None
+            # Again: a stop between the first look and here killed the worker `_current` found
+            # dead and replaced; the stop sets the flag before it looks for a worker to kill,
+            # so either it killed this one or the flag is seen here.
+            if self._stopping:
+                raise CypherEngineError("gone", "the server is stopping")
             return self._ask(worker, gated, params, rebuild_on_death=True)
 
     def query_snapshot(
