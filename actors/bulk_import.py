@@ -28,7 +28,7 @@ from typing import Protocol
 
 import structlog
 
-from actors.graph_images import write_graph_image
+from actors.graph_images import ImageInBackground, write_graph_image
 from eventstore.events import Cause
 from eventstore.log import Checkpoint, EventLog, LogTransaction
 from eventstore.plain_events import PlainAppend, PlainEntity, PlainObservation, PlainRelation
@@ -38,6 +38,10 @@ from projections.schemas import SchemaProjection
 __all__ = ["BulkImported", "NamedRelation", "PlainEntityInput", "bulk_import"]
 
 log = structlog.get_logger(__name__)
+
+# The longest the import waits for its image's child once its own work is done (seconds; the
+# encoding takes ~14 us an entity, 300,000 at most): past it the child is killed, no image.
+_IMAGE_TIMEOUT = 300.0
 
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
@@ -125,6 +129,50 @@ def bulk_import(
     if not checked:
         _check_plain(names, relations)
     tell = progress or (lambda done: None)
+    # The image is encoded beside the appends, by a child of this process (its placeholder
+    # position stamped once the log's end is known).
+    background = (
+        ImageInBackground.start(
+            event_log,
+            _PlainReads(0, names, [e[1] for e in entities], [e[2] for e in entities], relations),
+            len(names),
+        )
+        if image and checkpoint and entities
+        else None
+    )
+    try:
+        return _appended(
+            event_log,
+            entities,
+            relations,
+            names,
+            batch_size=batch_size,
+            cause=cause,
+            tell=tell,
+            checkpoint=checkpoint,
+            image=image,
+            named=named,
+            background=background,
+        )
+    finally:
+        if background is not None:
+            background.finish(None, timeout=_IMAGE_TIMEOUT)  # reaped if not finished
+
+
+def _appended(
+    event_log: EventLog,
+    entities: Sequence[PlainEntityInput],
+    relations: Sequence[PlainRelationInput],
+    names: list[str],
+    *,
+    batch_size: int,
+    cause: Cause | None,
+    tell: Callable[[int], None],
+    checkpoint: bool,
+    image: bool,
+    named: Sequence[NamedRelation] | None,
+    background: ImageInBackground | None,
+) -> BulkImported:
     writer = _Writer(event_log, cause)
     entity_stamps, relation_stamps = _Stamps(), _Stamps()
     size = max(1, batch_size)
@@ -169,8 +217,11 @@ def bulk_import(
             relation_seq=relation_stamps.seq,
         )
         _save_checkpoints(event_log, plain)
-        if image:
-            write_graph_image(event_log, _PlainReads(plain), len(plain.names))
+        if background is not None:
+            background.finish(writer.end, timeout=_IMAGE_TIMEOUT)
+        elif image:
+            reads = _PlainReads(writer.end, names, plain.types, plain.observations, relations)
+            write_graph_image(event_log, reads, len(names))
     return BulkImported(len(entities), len(relations), complete=True, checkpointed=saved)
 
 
@@ -224,17 +275,24 @@ class _PlainReads:
     i in listing order (their stamps increase), relation j likewise, each name and key once,
     as the fold of that log has them (tests/property/test_plain_snapshot.py)."""
 
-    def __init__(self, graph: PlainGraph) -> None:
-        self.position = graph.position
-        self._graph = graph
+    def __init__(
+        self,
+        position: int,
+        names: Sequence[str],
+        types: Sequence[str],
+        observations: Sequence[Sequence[str]],
+        relations: Sequence[PlainRelationInput],
+    ) -> None:
+        self.position = position
+        self._names, self._types, self._observations = names, types, observations
+        self._relations = relations
 
     def entities(self) -> Iterator[EntityView]:
-        graph = self._graph
-        return map(EntityView, graph.names, graph.types, map(list, graph.observations))
+        return map(EntityView, self._names, self._types, map(list, self._observations))
 
     def relation_keys(self) -> list[RelationKey]:
-        names = self._graph.names
-        return [(names[f], names[t], kind) for f, t, kind in self._graph.relations]
+        names = self._names
+        return [(names[f], names[t], kind) for f, t, kind in self._relations]
 
 
 def _save_checkpoints(event_log: EventLog, graph: PlainGraph) -> None:

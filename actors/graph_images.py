@@ -9,6 +9,8 @@ is passed over and the graph restored as before.
 from __future__ import annotations
 
 import contextlib
+import gc
+import os
 import time
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from projections.graph_image import (
     encode_image,
     neutral_tail,
     open_image,
+    restamp_image,
 )
 from projections.graph_image import write_image as write_image_file
 
@@ -33,6 +36,7 @@ __all__ = [
     "IMAGE_MAX_ENTITIES",
     "IMAGE_MIN_ENTITIES",
     "IMAGE_SECONDS_PER_ENTITY",
+    "ImageInBackground",
     "open_usable_image",
     "write_graph_image",
 ]
@@ -109,3 +113,96 @@ def open_usable_image(event_log: EventLog) -> tuple[GraphImage, int] | None:
         image.close()
         return None
     return image, tail[-1].position if tail else image.position
+
+
+class ImageInBackground:
+    """The image of a graph whose log position is not known yet, encoded by a forked child
+    while this process goes on (a bulk import's appends, on the other core: the encoding takes
+    about as long as they do), then stamped with the log's anchor and written by `finish`.
+
+    The child only encodes and writes a file of its own, then leaves with `os._exit`: it takes
+    no lock, log or LMDB handle of the parent's. Where there is no fork, none is started and
+    the caller writes the image itself afterwards."""
+
+    def __init__(self, pid: int, part: Path, lmdb_log: LmdbEventLog, started: float) -> None:
+        self._pid = pid
+        self._part = part
+        self._log = lmdb_log
+        self._started = started
+        self._entities = 0
+        self._finished = False
+
+    @classmethod
+    def start(
+        cls, event_log: EventLog, graph: ImageSource, entity_count: int
+    ) -> ImageInBackground | None:
+        """Fork the child encoding `graph` (its position a placeholder, 0); None when there
+        is nothing to start (not LMDB, too many entities, no fork)."""
+        lmdb_log = _lmdb(event_log)
+        if lmdb_log is None or entity_count > IMAGE_MAX_ENTITIES or not hasattr(os, "fork"):
+            return None
+        started = time.perf_counter()
+        log_id = lmdb_log.checkpoints.anchor()[0]
+        part = Path(lmdb_log.path) / f".{IMAGE_FILE}.{os.getpid()}.part"
+        try:
+            pid = os.fork()
+        except OSError as error:
+            log.warning("graph_image_not_forked", reason=repr(error))
+            return None
+        if pid == 0:  # the child: encode, write, leave without running the parent's exits
+            code = 1
+            try:
+                gc.disable()  # its pages stay shared with the parent's as long as they can
+                data = encode_image(graph, log_id=log_id, tip=0)
+                with open(part, "wb") as file:
+                    file.write(data)
+                code = 0
+            finally:
+                os._exit(code)
+        background = cls(pid, part, lmdb_log, started)
+        background._entities = entity_count
+        return background
+
+    def finish(self, position: int | None, *, timeout: float) -> bool:
+        """Wait for the child (at most `timeout` seconds, then it is killed); with
+        `position` (where the caller's graph ends: the log's end) write the image, stamped;
+        with None (the import did not complete) only clean up. False when none was written."""
+        try:
+            if not self._reaped(timeout):
+                log.warning("graph_image_not_written", reason="its encoding timed out")
+                return False
+            if position is None:
+                return False
+            _, end, tip = self._log.checkpoints.anchor()
+            if end != position or tip is None:
+                return False  # the log moved on meanwhile: the next checkpoint writes one
+            data = restamp_image(bytearray(self._part.read_bytes()), position=position, tip=tip)
+            write_image_file(self._log.path, data)
+        except Exception as error:  # an image only saves memory and time: never stop for one
+            log.warning("graph_image_not_written", reason=repr(error))
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                self._part.unlink()
+        log.info(
+            "graph_image_written",
+            position=position,
+            bytes=len(data),
+            seconds=round(time.perf_counter() - self._started, 3),
+            entities=self._entities,
+            forked=True,
+        )
+        return True
+
+    def _reaped(self, timeout: float) -> bool:
+        """Whether the child ended well within `timeout` (killed and reaped if not)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self._pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status) == 0
+            if time.monotonic() > deadline:
+                os.kill(self._pid, 9)
+                os.waitpid(self._pid, 0)
+                return False
+            time.sleep(0.005)  # the child's work is seconds: a short poll costs nothing

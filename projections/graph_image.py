@@ -64,6 +64,7 @@ __all__ = [
     "encode_image",
     "neutral_tail",
     "open_image",
+    "restamp_image",
     "write_image",
 ]
 
@@ -283,6 +284,23 @@ def encode_image(
     covered = head + raw_id + bytes(table)
     crc = zlib.crc32(body, zlib.crc32(covered))
     return covered + _CRC.pack(crc) + bytes(body)
+
+
+_POSITION_AT = struct.calcsize("<4sIBI")  # where the header's position, then tip, lie
+
+
+def restamp_image(data: bytearray, *, position: int, tip: int) -> bytes:
+    """An image encoded before its position was known (with 0 and 0: a bulk import encodes
+    it while it appends), given its position and the crc32 of the log's record there; the
+    checksum redone. Equal to the image encoded at that position (the position and tip are
+    nowhere else in it)."""
+    struct.pack_into("<QI", data, _POSITION_AT, position, tip)
+    sections, id_length = _HEAD.unpack_from(data, 0)[10:]
+    at = _HEAD.size + id_length + sections * _SECTION.size
+    with memoryview(data) as whole:
+        crc = zlib.crc32(whole[at + _CRC.size :], zlib.crc32(whole[:at]))
+    _CRC.pack_into(data, at, crc)
+    return bytes(data)
 
 
 def write_image(directory: str | Path, data: bytes) -> Path:

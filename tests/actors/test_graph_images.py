@@ -4,18 +4,22 @@ removed once the graph outgrows images."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from actors import graph_images
-from actors.graph_images import open_usable_image, write_graph_image
+from actors.graph_images import ImageInBackground, open_usable_image, write_graph_image
 from eventstore.events import EntityCreated, SchemaRegistered
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.memory_log import InMemoryEventLog
 from projections.graph import GraphProjection
-from projections.graph_image import IMAGE_FILE
+from projections.graph_image import IMAGE_FILE, encode_image, restamp_image
+from projections.views import EntityView
 from tests.damage import write_people
+
+WAIT = 60.0  # the bound on the image child's work
 
 
 def _folded(event_log: LmdbEventLog) -> GraphProjection:
@@ -73,3 +77,41 @@ def test_a_log_that_is_not_lmdb_has_no_image() -> None:
     graph = GraphProjection()
     assert not write_graph_image(event_log, graph, 0)
     assert open_usable_image(event_log) is None
+
+
+class _Plain:
+    """Two entities and a relation, as a bulk import hands them to its image's child."""
+
+    def __init__(self, position: int) -> None:
+        self.position = position
+
+    def entities(self) -> Iterator[EntityView]:
+        return iter([EntityView("a", "t", ["x"]), EntityView("b", "t", [])])
+
+    def relation_keys(self) -> list[tuple[str, str, str]]:
+        return [("a", "b", "knows")]
+
+
+def test_an_image_encoded_before_its_position_is_known_is_the_one_encoded_at_it() -> None:
+    early = bytearray(encode_image(_Plain(0), log_id="node-1", tip=0))
+    later = encode_image(_Plain(41), log_id="node-1", tip=1234)
+    assert restamp_image(early, position=41, tip=1234) == later
+
+
+def test_an_image_in_background_is_written_stamped_or_discarded_and_its_child_reaped(
+    tmp_path: Path,
+) -> None:
+    end = write_people(tmp_path, 2)
+    with LmdbEventLog.open(tmp_path) as event_log:
+        background = ImageInBackground.start(event_log, _Plain(0), 2)
+        assert background is not None
+        assert background.finish(end, timeout=WAIT)
+        usable = open_usable_image(event_log)
+        assert usable is not None
+        assert [e.name for e in usable[0].entities()] == ["a", "b"]
+        usable[0].close()
+        assert not background.finish(end, timeout=WAIT)  # finished once
+        discarded = ImageInBackground.start(event_log, _Plain(0), 2)
+        assert discarded is not None
+        assert not discarded.finish(None, timeout=WAIT)
+    assert not list(tmp_path.glob(f".{IMAGE_FILE}.*"))

@@ -118,6 +118,8 @@ def test_the_bulk_paths_checkpoint_is_the_fold_of_its_log_and_its_import_the_fol
             else:
                 assert tip is not None
                 assert image.read_bytes() == encode_image(folded, log_id=log_id, tip=tip)
+            # Encoded by a child beside the appends: nothing of its work left behind.
+            assert not list(Path(scratch).glob(f".{IMAGE_FILE}.*"))
         finally:
             log.close()
 
