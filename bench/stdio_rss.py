@@ -108,7 +108,8 @@ def measure(
     empty_jsonl = root / "empty.jsonl"
     empty_jsonl.write_text("")
     filled = seed(server, empty_jsonl, work / "filled", work / "seed.log", src)
-    client = start(filled, work / f"{server}.stderr.log")
+    back = {"GRAPHMEM_GRAPH_IMAGE_IDLE": str(max(1, int(idle) - 10))} if idle else {}
+    client = start(filled, work / f"{server}.stderr.log", **back)
     try:
         entities, relations = _records(n)
         for batch in _batches(entities):
@@ -118,8 +119,8 @@ def measure(
         _checked(client, "search_nodes", {"query": query})
         figures["filled_filling_process"] = _mib(client)
         if idle:
-            # Both servers left idle as long, then asked one search (graphmem goes back to
-            # its image after GRAPHMEM_GRAPH_IMAGE_IDLE seconds, 60 by default).
+            # Both servers left idle as long, then asked one search (graphmem, told to go
+            # back to its image 10 s before: GRAPHMEM_GRAPH_IMAGE_IDLE, off by default).
             time.sleep(idle)
             _checked(client, "search_nodes", {"query": query})
             figures["filled_filling_process_idle"] = _mib(client)
@@ -193,8 +194,8 @@ def main() -> None:
         type=float,
         default=0.0,
         metavar="SECONDS",
-        help="also read the filling process after SECONDS idle (graphmem's default return "
-        "to its image is after 60 s idle: 70 reads it after)",
+        help="also read the filling process after SECONDS idle (graphmem told to go back "
+        "to its image after SECONDS - 10)",
     )
     parser.add_argument(
         "--early-reads-off",

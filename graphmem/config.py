@@ -342,9 +342,10 @@ class Settings:
     # holds the graph in memory.
     graph_image: bool = True
     # Seconds a serving writer waits idle after restoring the graph (a write, a graph_* call)
-    # before it saves a checkpoint and its image and serves from the image again, handing the
-    # graph's memory back; 0: it keeps the graph until it stops.
-    graph_image_idle: int = 60
+    # before it saves a checkpoint and its image and serves from the image again, handing part
+    # of the graph's memory back; 0 (the default): it keeps the graph until it stops (the
+    # next write would restore it, ~1.5 s at 300,000 entities, for ~13 % of the process).
+    graph_image_idle: int = 0
     http: HttpSettings = field(default_factory=HttpSettings)
     graph: GraphSettings = field(default_factory=GraphSettings)
     # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
@@ -425,7 +426,7 @@ class Settings:
             early_handshake=_flag(env, "GRAPHMEM_EARLY_HANDSHAKE", default=True),
             lazy_sdk=_flag(env, "GRAPHMEM_LAZY_SDK", default=True),
             graph_image=_flag(env, "GRAPHMEM_GRAPH_IMAGE", default=True),
-            graph_image_idle=_non_negative(env, "GRAPHMEM_GRAPH_IMAGE_IDLE", 60),
+            graph_image_idle=_non_negative(env, "GRAPHMEM_GRAPH_IMAGE_IDLE", 0),
             http=HttpSettings.from_env(env),
             graph=GraphSettings.from_env(env),
             max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),
