@@ -629,16 +629,20 @@ class GraphImage:
         found: list[int] = []
         offsets, texts = self._text_offsets, self._texts
         # A needle without the separator lies inside one text wherever it is found: when a
-        # segment holds it many times, its texts split and tested one by one is cheaper than
-        # finding each and bisecting for its text (a broad query: every text).
+        # segment holds it many times, its texts cut out by their offsets (an observation may
+        # hold the separator itself) and tested one by one is cheaper than finding each and
+        # bisecting for its text (a broad query: every text).
         splittable = needle and _SEPARATOR not in needle
         for k in candidates:
             low, high = k * size, min(self.n, (k + 1) * size)
             base = offsets[low]
             chunk = bytes(texts[base : offsets[high]])
             if splittable and chunk.count(needle) * _DENSE > high - low:
-                parts = chunk.split(_SEPARATOR)
-                found.extend(low + j for j in range(high - low) if needle in parts[j])
+                starts = map(operator.sub, offsets[low:high], repeat(base))
+                ends = map(operator.sub, offsets[low + 1 : high + 1], repeat(base))
+                cut = map(chunk.__getitem__, map(slice, starts, ends))
+                holds = map(operator.contains, cut, repeat(needle))
+                found.extend(itertools.compress(range(low, high), holds))
                 continue
             at = chunk.find(needle)
             i = low - 1

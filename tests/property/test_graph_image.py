@@ -222,3 +222,36 @@ def test_an_image_made_by_another_version_of_the_folds_is_refused(
     monkeypatch.setattr(graph_image, "MODELS", (GraphProjection.version + 1) << 16 | 1)
     with pytest.raises(ImageError, match="another version of the graph's fold"):
         open_image(tmp_path, lambda _: ("node-1", 4, 11))
+
+
+def test_a_broad_match_finds_texts_that_hold_the_entity_separator_themselves(
+    tmp_path: Any,
+) -> None:
+    """An observation may hold U+0001, the separator after each text: a segment matched
+    text by text (most of its texts hold the query) cuts them by their offsets, not at it."""
+    graph = GraphProjection()
+    events: list[AnyEvent] = [
+        EntityCreated(name="0", entity_type="Person"),
+        ObservationAdded(entity="0", content="\x01A"),
+        EntityCreated(name="1", entity_type="Person"),
+        ObservationAdded(entity="1", content="a\x01\x01b"),
+    ]
+    graph.apply_all(
+        [
+            Envelope(position=i, origin="n", origin_seq=i, hlc=i, tx=i, event=event)
+            for i, event in enumerate(events, start=1)
+        ]
+    )
+    for size in (1, 2):
+        directory = tmp_path / f"segments-{size}"
+        directory.mkdir()
+        image = _mapped(graph, str(directory), segment_size=size, buckets=7)
+        try:
+            index = SearchProjection()
+            index.note_names(graph.entity_names())
+            for query in ("a", "b", "person"):
+                expected = index.search(graph, query)
+                assert ImageSearch(image).search(image, query) == expected, query
+            assert index.search(graph, "a") == ["0", "1"]
+        finally:
+            image.close()
