@@ -7,19 +7,16 @@ past, or a damaged one."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from projections.graph_image import IMAGE_FILE
+from tests.e2e.logged_stdio import logged_server
 from tests.e2e.support import call, legacy_session, modern_client, server_params, value
 from tests.e2e.test_early_reads import INITIALIZE, INITIALIZED, _call, _session
 from tests.e2e.test_early_search_index import _imported
-from tests.e2e.test_heap_phases import WAIT, _Log
-from tests.e2e.test_image_idle import _drained, _lines
 
 READS: list[tuple[str, dict[str, Any]]] = [
     ("search_nodes", {"query": "uid00007"}),
@@ -161,35 +158,17 @@ def test_a_server_on_its_image_sees_what_another_process_wrote_meanwhile(
     catches up) on its first read after the other wrote, instead of answering from the image."""
     data_dir = _copy(imported, tmp_path)
     params = server_params(data_dir, GRAPHMEM_LOG_LEVEL="INFO")
-    with subprocess.Popen(
-        [sys.executable, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=params.env,
-    ) as server:
-        assert server.stdin is not None and server.stdout is not None
-        assert server.stderr is not None
-        log = _Log(server.stderr)
-        try:
-            server.stdin.write(_lines(_messages(READS[:1])))
-            server.stdin.flush()
-            log.wait_for("graph_image_served")
-            if log.wait_for("tool_called").get("early"):
-                log.wait_for("early_reads_done")  # the server itself answers from here on
-            _session(data_dir, _messages([WRITE]))  # the other process, to its end
-            after = [_call(i, tool, args) for i, (tool, args) in enumerate(AFTER_WRITE, 10)]
-            server.stdin.write(_lines(after))
-            server.stdin.close()
-            out = server.stdout.read().splitlines()
-            assert server.wait(timeout=WAIT) == 0
-        finally:
-            if server.poll() is None:
-                server.kill()
-            log.reader.join(timeout=WAIT)
+    with logged_server(params) as server:
+        server.send(_messages(READS[:1]))
+        server.log.wait_for("graph_image_served")
+        if server.log.wait_for("tool_called").get("early"):
+            server.log.wait_for("early_reads_done")  # the server itself answers from here on
+        _session(data_dir, _messages([WRITE]))  # the other process, to its end
+        server.send([_call(i, tool, args) for i, (tool, args) in enumerate(AFTER_WRITE, 10)])
+        out = server.finish()
     answers = _answers(out)
     assert len(answers) == 2 + len(AFTER_WRITE)
     assert b"uid99999" in answers[-2] and b"new one" in answers[-1]
-    entries = _drained(log)
+    entries = server.log.drained()
     left = [e.get("asked") for e in entries if e.get("event") == "graph_image_left"]
     assert len(left) == 1 and str(left[0]).startswith("AskReads")

@@ -5,57 +5,16 @@ loaded and its search index warm; `graphmem import` leaves glibc's own behaviour
 from __future__ import annotations
 
 import json
-import queue
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
-from typing import IO, Any
 
 import pytest
 
+from tests.e2e.logged_stdio import WAIT, logged_server
 from tests.e2e.support import server_params
 from tests.e2e.test_early_reads import INITIALIZE, INITIALIZED, _call, _session
 from tests.e2e.test_early_search_index import _imported
-
-WAIT = 120.0  # the bound on each wait for a log line
-
-
-class _Log:
-    """The server's stderr read line by line on a thread, so that a wait can be bounded."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self.entries: list[dict[str, Any]] = []
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
-        self.reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self.reader.start()
-
-    def _read(self, stream: IO[bytes]) -> None:
-        for line in stream:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def wait_for(self, event: str) -> dict[str, Any]:
-        deadline = time.monotonic() + WAIT
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self._lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                raise AssertionError(f"the server exited before logging {event}")
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            self.entries.append(entry)
-            if entry.get("event") == event:
-                return entry
-        raise AssertionError(f"no {event} within {WAIT} s; logged: {self.events()}")
-
-    def events(self) -> list[str]:
-        return [str(entry.get("event")) for entry in self.entries]
 
 
 def _settled_in_session(data_dir: Path, **env: str) -> list[str]:
@@ -65,31 +24,13 @@ def _settled_in_session(data_dir: Path, **env: str) -> list[str]:
     params = server_params(
         data_dir, GRAPHMEM_LOG_LEVEL="INFO", **{"GRAPHMEM_GRAPH_IMAGE": "0", **env}
     )
-    with subprocess.Popen(
-        [sys.executable, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=params.env,
-    ) as server:
-        assert server.stdin is not None and server.stderr is not None
-        assert server.stdout is not None
-        log = _Log(server.stderr)
-        try:
-            messages = [INITIALIZE, INITIALIZED, _call(1, "search_nodes", {"query": "uid00007"})]
-            server.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-            server.stdin.flush()
-            log.wait_for("heap_settled")
-            server.stdin.close()
-            answers = server.stdout.read().splitlines()
-            assert server.wait(timeout=WAIT) == 0
-        finally:
-            if server.poll() is None:
-                server.kill()
-            log.reader.join(timeout=WAIT)  # the pipe's end: closed by the `with` after it
+    with logged_server(params) as server:
+        server.send([INITIALIZE, INITIALIZED, _call(1, "search_nodes", {"query": "uid00007"})])
+        server.log.wait_for("heap_settled")
+        answers = server.finish()
     found = json.loads(answers[-1])["result"]["structuredContent"]["entities"]
     assert [entity["name"] for entity in found] == ["item-00007"]
-    return log.events()
+    return server.log.events()
 
 
 def test_the_early_reads_path_settles_the_heap_once_the_adopted_index_is_warm(

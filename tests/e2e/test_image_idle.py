@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.logged_stdio import logged_server
 from tests.e2e.support import server_params
 from tests.e2e.test_early_reads import INITIALIZE, INITIALIZED, SESSION_TIMEOUT, _call
-from tests.e2e.test_heap_phases import WAIT, _Log
 
 ENTITIES = 6_000  # past the least a writer goes back to its image for (IMAGE_MIN_ENTITIES)
 
@@ -62,51 +62,20 @@ THEN = [
 ]
 
 
-def _lines(messages: list[dict[str, Any]]) -> bytes:
-    return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
-
-
 def _served(data_dir: Path, *, idle: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """FIRST sent; with `idle`, the server's return to its image awaited; THEN sent, stdin
     closed: the responses by id, and the events logged."""
     params = server_params(data_dir, GRAPHMEM_LOG_LEVEL="INFO", GRAPHMEM_GRAPH_IMAGE_IDLE=idle)
-    with subprocess.Popen(
-        [sys.executable, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=params.env,
-    ) as server:
-        assert server.stdin is not None and server.stdout is not None
-        assert server.stderr is not None
-        log = _Log(server.stderr)
-        try:
-            server.stdin.write(_lines(FIRST))
-            server.stdin.flush()
-            if idle != "0":
-                log.wait_for("graph_image_resumed")
-            server.stdin.write(_lines(THEN))
-            server.stdin.close()
-            out = server.stdout.read().splitlines()
-            assert server.wait(timeout=WAIT) == 0
-        finally:
-            if server.poll() is None:
-                server.kill()
-            log.reader.join(timeout=WAIT)
+    with logged_server(params) as server:
+        server.send(FIRST)
+        if idle != "0":
+            server.log.wait_for("graph_image_resumed")
+        server.send(THEN)
+        out = server.finish()
     answers = sorted(
         (json.loads(line) for line in out if b'"id":' in line[:30]), key=lambda a: a["id"]
     )
-    return answers, _drained(log)
-
-
-def _drained(log: _Log) -> list[dict[str, Any]]:
-    """Every event the server logged (its stderr read to the end: the process has exited)."""
-    while (line := log._lines.get(timeout=WAIT)) is not None:
-        try:
-            log.entries.append(json.loads(line))
-        except ValueError:
-            continue
-    return log.entries
+    return answers, server.log.drained()
 
 
 def test_an_idle_writer_serves_from_its_image_again_and_answers_as_before(tmp_path: Path) -> None:

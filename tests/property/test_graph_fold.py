@@ -192,7 +192,12 @@ def envelope_sets(draw: st.DrawFn, max_size: int = 60) -> list[Envelope]:
     """Distinct envelopes: each origin numbers its own events; clocks are small so they tie."""
     size = draw(st.integers(0, max_size))  # a list's own size averages far smaller
     event = st.tuples(st.sampled_from(ORIGINS), st.integers(0, 8), EVENTS)
-    drawn = draw(st.lists(event, min_size=size, max_size=size))
+    return numbered(draw(st.lists(event, min_size=size, max_size=size)))
+
+
+def numbered(drawn: list[tuple[str, int, AnyEvent]]) -> list[Envelope]:
+    """Envelopes of (origin, clock, event) in log order: each origin numbers its own events
+    (one per transaction)."""
     sequence: dict[str, int] = defaultdict(int)
     envelopes = []
     for position, (origin, hlc, event) in enumerate(drawn, start=1):

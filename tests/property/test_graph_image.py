@@ -11,7 +11,6 @@ are many and buckets collide) as with the defaults.
 from __future__ import annotations
 
 import tempfile
-from collections import defaultdict
 from typing import Any
 
 import pytest
@@ -41,7 +40,7 @@ from projections.graph_image import (
     write_image,
 )
 from projections.search import SearchProjection
-from tests.property.test_graph_fold import envelope_sets
+from tests.property.test_graph_fold import envelope_sets, numbered
 
 QUERY_CHARS = "abcAB0 İiß日本😀\u0307\udc80\xa0\u3000-"
 # A lone surrogate reaches a query, never the log (its events are msgpack: strict UTF-8).
@@ -75,21 +74,7 @@ def unicode_logs(draw: st.DrawFn) -> list[Envelope]:
     drawn: list[tuple[str, int, AnyEvent]] = draw(
         st.lists(st.tuples(st.sampled_from(["n1", "n2"]), st.integers(0, 6), event), max_size=70)
     )
-    sequence: dict[str, int] = defaultdict(int)
-    envelopes = []
-    for position, (origin, hlc, one) in enumerate(drawn, start=1):
-        sequence[origin] += 1
-        envelopes.append(
-            Envelope(
-                position=position,
-                origin=origin,
-                origin_seq=sequence[origin],
-                hlc=hlc,
-                tx=sequence[origin],
-                event=one,
-            )
-        )
-    return envelopes
+    return numbered(drawn)
 
 
 def _mapped(graph: GraphProjection, directory: str, **layout: int) -> GraphImage:
