@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -121,8 +122,8 @@ class ImageInBackground:
     about as long as they do), then stamped with the log's anchor and written by `finish`.
 
     The child only encodes and writes a file of its own, then leaves with `os._exit`: it takes
-    no lock, log or LMDB handle of the parent's. Where there is no fork, none is started and
-    the caller writes the image itself afterwards."""
+    no lock, log or LMDB handle of the parent's. Off Linux none is started and the caller
+    writes the image itself afterwards."""
 
     def __init__(self, pid: int, part: Path, lmdb_log: LmdbEventLog, started: float) -> None:
         self._pid = pid
@@ -139,7 +140,9 @@ class ImageInBackground:
         """Fork the child encoding `graph` (its position a placeholder, 0); None when there
         is nothing to start (not LMDB, too many entities, no fork)."""
         lmdb_log = _lmdb(event_log)
-        if lmdb_log is None or entity_count > IMAGE_MAX_ENTITIES or not hasattr(os, "fork"):
+        # Linux only: elsewhere a fork of a threaded process is not one to rely on (macOS
+        # runtimes abort in such children); the caller then encodes the image itself.
+        if lmdb_log is None or entity_count > IMAGE_MAX_ENTITIES or sys.platform != "linux":
             return None
         started = time.perf_counter()
         log_id = lmdb_log.checkpoints.anchor()[0]
