@@ -4,6 +4,7 @@ removed once the graph outgrows images."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,6 +99,7 @@ def test_an_image_encoded_before_its_position_is_known_is_the_one_encoded_at_it(
     assert restamp_image(early, position=41, tip=1234) == later
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="the image's child is forked on Linux only")
 def test_an_image_in_background_is_written_stamped_or_discarded_and_its_child_reaped(
     tmp_path: Path,
 ) -> None:
