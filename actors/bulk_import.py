@@ -18,6 +18,7 @@ stops the bulk import (returning how far it came) when it does not.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from array import array
 from collections.abc import Callable, Iterator, Sequence
@@ -38,10 +39,6 @@ from projections.schemas import SchemaProjection
 __all__ = ["BulkImported", "NamedRelation", "PlainEntityInput", "bulk_import"]
 
 log = structlog.get_logger(__name__)
-
-# The longest the import waits for its image's child once its own work is done (seconds; the
-# encoding takes ~14 us an entity, 300,000 at most): past it the child is killed, no image.
-_IMAGE_TIMEOUT = 300.0
 
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
@@ -129,99 +126,66 @@ def bulk_import(
     if not checked:
         _check_plain(names, relations)
     tell = progress or (lambda done: None)
-    # The image is encoded beside the appends, by a child of this process (its placeholder
-    # position stamped once the log's end is known).
+    # The graph's read image is encoded beside the appends, by a child of this process (its
+    # position, a placeholder there, stamped in once the log's end is known).
+    reads = _PlainReads(entities, relations)
     background = (
-        ImageInBackground.start(
-            event_log,
-            _PlainReads(0, names, [e[1] for e in entities], [e[2] for e in entities], relations),
-            len(names),
-        )
+        ImageInBackground.start(event_log, reads, len(names))
         if image and checkpoint and entities
         else None
     )
-    try:
-        return _appended(
-            event_log,
-            entities,
-            relations,
-            names,
-            batch_size=batch_size,
-            cause=cause,
-            tell=tell,
-            checkpoint=checkpoint,
-            image=image,
-            named=named,
-            background=background,
-        )
-    finally:
-        if background is not None:
-            background.finish(None, timeout=_IMAGE_TIMEOUT)  # reaped if not finished
-
-
-def _appended(
-    event_log: EventLog,
-    entities: Sequence[PlainEntityInput],
-    relations: Sequence[PlainRelationInput],
-    names: list[str],
-    *,
-    batch_size: int,
-    cause: Cause | None,
-    tell: Callable[[int], None],
-    checkpoint: bool,
-    image: bool,
-    named: Sequence[NamedRelation] | None,
-    background: ImageInBackground | None,
-) -> BulkImported:
-    writer = _Writer(event_log, cause)
-    entity_stamps, relation_stamps = _Stamps(), _Stamps()
-    size = max(1, batch_size)
-    done = 0
-    try:
-        for start in range(0, len(entities), size):
-            batch = entities[start : start + size]
-            events, offsets = _entity_events(batch)
-            entity_stamps.add(writer.commit(events), offsets, len(events))
-            done += len(batch)
-            tell(done)
-        for start in range(0, len(relations), size):
-            chunk = relations[start : start + size]
-            placed = writer.commit(
-                [PlainRelation(names[src], names[dst], kind) for src, dst, kind in chunk]
-                if named is None
-                else [
-                    PlainRelation(r.from_entity, r.to_entity, r.relation_type)
-                    for r in named[start : start + size]
-                ]
+    with background if background is not None else contextlib.nullcontext():
+        writer = _Writer(event_log, cause)
+        entity_stamps, relation_stamps = _Stamps(), _Stamps()
+        size = max(1, batch_size)
+        done = 0
+        try:
+            for start in range(0, len(entities), size):
+                batch = entities[start : start + size]
+                events, offsets = _entity_events(batch)
+                entity_stamps.add(writer.commit(events), offsets, len(events))
+                done += len(batch)
+                tell(done)
+            for start in range(0, len(relations), size):
+                chunk = relations[start : start + size]
+                placed = writer.commit(
+                    [PlainRelation(names[src], names[dst], kind) for src, dst, kind in chunk]
+                    if named is None
+                    else [
+                        PlainRelation(r.from_entity, r.to_entity, r.relation_type)
+                        for r in named[start : start + size]
+                    ]
+                )
+                relation_stamps.add(placed, range(len(chunk)), len(chunk))
+                done += len(chunk)
+                tell(done)
+        except _Moved:
+            log.warning("bulk_import_interleaved", appended=done)
+            return BulkImported(
+                len(entity_stamps.seq), len(relation_stamps.seq), complete=False, checkpointed=False
             )
-            relation_stamps.add(placed, range(len(chunk)), len(chunk))
-            done += len(chunk)
-            tell(done)
-    except _Moved:
-        log.warning("bulk_import_interleaved", appended=done)
-        return BulkImported(
-            len(entity_stamps.seq), len(relation_stamps.seq), complete=False, checkpointed=False
-        )
-    saved = checkpoint and bool(entities)
-    if saved:
-        plain = PlainGraph(
-            position=writer.end,
-            origin=entity_stamps.origin,
-            names=names,
-            types=[entity[1] for entity in entities],
-            observations=[entity[2] for entity in entities],
-            entity_hlc=entity_stamps.hlc,
-            entity_seq=entity_stamps.seq,
-            relations=relations,
-            relation_hlc=relation_stamps.hlc,
-            relation_seq=relation_stamps.seq,
-        )
-        _save_checkpoints(event_log, plain)
-        if background is not None:
-            background.finish(writer.end, timeout=_IMAGE_TIMEOUT)
-        elif image:
-            reads = _PlainReads(writer.end, names, plain.types, plain.observations, relations)
-            write_graph_image(event_log, reads, len(names))
+        saved = checkpoint and bool(entities)
+        if saved:
+            _save_checkpoints(
+                event_log,
+                PlainGraph(
+                    position=writer.end,
+                    origin=entity_stamps.origin,
+                    names=names,
+                    types=[entity[1] for entity in entities],
+                    observations=[entity[2] for entity in entities],
+                    entity_hlc=entity_stamps.hlc,
+                    entity_seq=entity_stamps.seq,
+                    relations=relations,
+                    relation_hlc=relation_stamps.hlc,
+                    relation_seq=relation_stamps.seq,
+                ),
+            )
+            reads.position = writer.end
+            if background is not None:
+                background.finish(writer.end)
+            elif image:
+                write_graph_image(event_log, reads, len(names))
     return BulkImported(len(entities), len(relations), complete=True, checkpointed=saved)
 
 
@@ -273,26 +237,21 @@ class _Writer:
 class _PlainReads:
     """A log of plain creations as an image reads a graph (projections.graph_image): entity
     i in listing order (their stamps increase), relation j likewise, each name and key once,
-    as the fold of that log has them (tests/property/test_plain_snapshot.py)."""
+    as the fold of that log has them (tests/property/test_plain_snapshot.py). `position` is
+    the log's end once appended (0 until then)."""
 
     def __init__(
-        self,
-        position: int,
-        names: Sequence[str],
-        types: Sequence[str],
-        observations: Sequence[Sequence[str]],
-        relations: Sequence[PlainRelationInput],
+        self, entities: Sequence[PlainEntityInput], relations: Sequence[PlainRelationInput]
     ) -> None:
-        self.position = position
-        self._names, self._types, self._observations = names, types, observations
-        self._relations = relations
+        self.position = 0
+        self._entities, self._relations = entities, relations
 
     def entities(self) -> Iterator[EntityView]:
-        return map(EntityView, self._names, self._types, map(list, self._observations))
+        return (EntityView(name, kind, list(obs)) for name, kind, obs in self._entities)
 
     def relation_keys(self) -> list[RelationKey]:
-        names = self._names
-        return [(names[f], names[t], kind) for f, t, kind in self._relations]
+        entities = self._entities
+        return [(entities[f][0], entities[t][0], kind) for f, t, kind in self._relations]
 
 
 def _save_checkpoints(event_log: EventLog, graph: PlainGraph) -> None:

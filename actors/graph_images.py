@@ -25,8 +25,7 @@ from projections.graph_image import (
     ImageError,
     ImageSource,
     encode_image,
-    neutral_tail,
-    open_image,
+    open_current_image,
     restamp_image,
 )
 from projections.graph_image import write_image as write_image_file
@@ -52,6 +51,10 @@ IMAGE_MIN_ENTITIES = 5_000
 at least this many entities: a smaller one holds little, and its restore would still cost the
 next write a few milliseconds."""
 
+
+_CHILD_TIMEOUT = 300.0
+"""The longest an image's child is waited for (the encoding takes ~14 us an entity, 300,000
+at most); past it, it is killed and no image written."""
 
 IMAGE_SECONDS_PER_ENTITY = 30e-6
 """What writing an image takes per entity, at most, on a loaded two-core machine (~14 us
@@ -101,19 +104,13 @@ def open_usable_image(event_log: EventLog) -> tuple[GraphImage, int] | None:
     if lmdb_log is None:
         return None
     try:
-        image = open_image(lmdb_log.path, lmdb_log.checkpoints.anchor)
+        return open_current_image(lmdb_log.path, lmdb_log.checkpoints.anchor, lmdb_log)
     except ImageError as reason:
         log.debug("graph_image_unused", reason=str(reason))
         return None
     except Exception as error:  # any failure: restore as before
         log.warning("graph_image_unused", reason=repr(error))
         return None
-    tail = neutral_tail(event_log, image.position)
-    if tail is None:
-        log.debug("graph_image_unused", reason="the graph changed since the image was made")
-        image.close()
-        return None
-    return image, tail[-1].position if tail else image.position
 
 
 class ImageInBackground:
@@ -166,7 +163,13 @@ class ImageInBackground:
         background._entities = entity_count
         return background
 
-    def finish(self, position: int | None, *, timeout: float) -> bool:
+    def __enter__(self) -> ImageInBackground:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.finish(None)  # after `finish`: nothing more is done
+
+    def finish(self, position: int | None, *, timeout: float = _CHILD_TIMEOUT) -> bool:
         """Wait for the child (at most `timeout` seconds, then it is killed); with
         `position` (where the caller's graph ends: the log's end) write the image, stamped;
         with None (the import did not complete) only clean up. False when none was written."""

@@ -46,6 +46,7 @@ from projections.graph_family import (
     FamilyIndexBuildingError,
     family_index_built,
 )
+from projections.graph_image import GraphImage
 from projections.heap import keep_large_blocks_once_loaded, return_freed_heap
 from projections.schemas import SchemaProjection
 from projections.search import SearchProjection
@@ -279,7 +280,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         if self._images and self._checkpoints.enabled:
             usable = open_usable_image(self._log)
             if usable is not None:
-                self._image = ImageServing(self._log, *usable)
+                self._image = self._serving(*usable)
                 log.info("graph_image_served", position=usable[0].position, end=usable[1])
                 if self._ready is not None:
                     self._ready.ok(None)
@@ -313,14 +314,17 @@ class GraphWriterActor(pykka.ThreadingActor):
         if keep_large_blocks_once_loaded():
             log.info("heap_settled", position=self._models.position)
 
-    def _load(self) -> None:
+    def _load(self, *, published_through: int = 0) -> None:
+        """Restore the models and catch up to the log's end, publishing what the catch-up
+        folds past `published_through`."""
         started = time.perf_counter()
         # The early reads' graph, if they restored the one this restore would (one graph
         # held, not two: actors.graph_handover).
         lend = self._handover.graph_lender() if self._handover is not None else None
         if self._models.restore(lend=lend):
             self._warm_search_soon()
-        self._catch_up(start_up=True)  # decodes strictly: damage in the tail is raised here
+        # Decodes strictly: damage in the tail is raised here.
+        self._catch_up(start_up=True, published_through=published_through)
         log.info(
             "graph_loaded",
             position=self._models.position,
@@ -459,11 +463,16 @@ class GraphWriterActor(pykka.ThreadingActor):
             usable = open_usable_image(self._log)  # saved before images were kept
         if usable is None:
             return  # another process wrote meanwhile, or no image could be written
-        self._image = ImageServing(self._log, *usable)
+        self._image = self._serving(*usable)
         self._models = self._unloaded_models()
         gc.collect()  # the graph's cycles, if any, before the heap is trimmed
         returned = return_freed_heap()
         log.info("graph_image_resumed", position=usable[1], entities=count, heap_returned=returned)
+
+    def _serving(self, image: GraphImage, end: int) -> ImageServing:
+        return ImageServing(
+            self._log, image, end, lambda appended: self._publish(appended, local=False)
+        )
 
     def _load_instead_of_image(self, message: Any) -> None:
         """Restore the graph (for `message`, the first the image cannot answer), as a start
@@ -472,7 +481,8 @@ class GraphWriterActor(pykka.ThreadingActor):
         assert serving is not None
         serving.close()
         log.info("graph_image_left", position=serving.end, asked=_asked(message))
-        self._load()
+        # What came after the image up to `end` is published already (ImageServing).
+        self._load(published_through=serving.end)
         self._settle_heap_once_loaded()
         if self._idle is not None:
             self._idle.touch()  # idle from here on, until it is asked again
@@ -877,18 +887,24 @@ class GraphWriterActor(pykka.ThreadingActor):
             else:
                 write_graph_image(self._log, graph, count)
 
-    def _catch_up(self, *, start_up: bool = False) -> None:
+    def _catch_up(self, *, start_up: bool = False, published_through: int = 0) -> None:
         if self._dirty:
             self._reset_models()
             self._dirty = False
         if self._log.last_position() <= self._models.position:
             return
+
         # Possibly the whole log at start-up (a rebuild, when no checkpoint fits): fold the
         # projections only, then start the derived indexes over from them, as after a
         # restore; noting every event for them costs more than the fold itself.
-        self._models.catch_up(
-            each_chunk=lambda chunk: self._publish(chunk, local=False), derive_after=start_up
-        )
+        def publish(chunk: Sequence[Envelope]) -> None:
+            if chunk and chunk[0].position <= published_through:
+                chunk = [e for e in chunk if e.position > published_through]
+                if not chunk:
+                    return
+            self._publish(chunk, local=False)
+
+        self._models.catch_up(each_chunk=publish, derive_after=start_up)
         if start_up:
             self._warm_search_soon()
 

@@ -30,12 +30,25 @@ class _Moved(Exception):
 
 
 class ImageServing:
-    """The image, the log position it answers for, and the schemas as of that position."""
+    """The image, the log position it answers for, and the schemas as of that position.
 
-    def __init__(self, event_log: EventLog, image: GraphImage, end: int) -> None:
+    `others_appended` is handed what other processes appended once the image is seen to
+    answer past it (a loaded writer publishes their events as it catches up on them), so
+    that, with what the writer publishes of its own registrations, every event after the
+    image's start-up `end` up to `end` has been published once: a restore catching up from
+    the checkpoint publishes only what comes after (GraphWriterActor._load)."""
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        image: GraphImage,
+        end: int,
+        others_appended: Callable[[list[Envelope]], None],
+    ) -> None:
         self._log = event_log
         self.image = image
         self.end = end  # the log position the image answers for (its own, or past schemas)
+        self._others_appended = others_appended
         self._schemas: SchemaProjection | None = None
 
     def current(self) -> bool:
@@ -46,9 +59,11 @@ class ImageServing:
         tail = neutral_tail(self._log, self.end)
         if tail is None:
             return False
-        if self._schemas is not None:
-            self._schemas.apply_all(tail)
-        self.end = tail[-1].position if tail else self.end
+        if tail:
+            if self._schemas is not None:
+                self._schemas.apply_all(tail)
+            self._others_appended(tail)
+            self.end = tail[-1].position
         return True
 
     def reads(self, query: Callable[[Any], Any]) -> Any:

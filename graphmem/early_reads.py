@@ -407,19 +407,15 @@ class EarlyReads:
         from projections.graph_image import (  # noqa: PLC0415
             ImageError,
             ImageSearch,
-            neutral_tail,
-            open_image,
+            open_current_image,
         )
 
         try:
-            image = open_image(event_log.path, event_log.checkpoints.anchor)
+            image, self.position = open_current_image(
+                event_log.path, event_log.checkpoints.anchor, event_log
+            )
         except ImageError:
             return None
-        tail = neutral_tail(event_log, image.position)
-        if tail is None:
-            image.close()
-            return None
-        self.position = tail[-1].position if tail else image.position
         self._from_image = True
         return _Models(image, ImageSearch(image))
 

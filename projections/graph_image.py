@@ -63,6 +63,7 @@ __all__ = [
     "ImageSource",
     "encode_image",
     "neutral_tail",
+    "open_current_image",
     "open_image",
     "restamp_image",
     "write_image",
@@ -361,6 +362,22 @@ def open_image(
     return image
 
 
+def open_current_image(
+    directory: str | Path,
+    anchor: Callable[[int], tuple[str, int, int | None]],
+    event_log: EventLog,
+) -> tuple[GraphImage, int]:
+    """The image in `directory` (`open_image`) if it answers for `event_log` as it ends now,
+    and the position it answers for: the log's end, past the image's own when only events
+    that change no read of the graph follow it (`neutral_tail`); else ImageError."""
+    image = open_image(directory, anchor)
+    tail = neutral_tail(event_log, image.position)
+    if tail is None:
+        image.close()
+        raise ImageError("the graph changed since the image was made")
+    return image, tail[-1].position if tail else image.position
+
+
 NEUTRAL_TAIL_MAX = 1_000
 """Events after an image that `neutral_tail` reads at most before giving up on it."""
 
@@ -532,13 +549,6 @@ class GraphImage:
     def entity_count(self) -> int:
         return self.n
 
-    def has_entity(self, name: str) -> bool:
-        return self.index_of(name) is not None
-
-    def entity(self, name: str) -> EntityView | None:
-        i = self.index_of(name)
-        return None if i is None else self._view(i)
-
     def entities(self) -> Iterator[EntityView]:
         """Alive entities in listing order."""
         offsets, records = self._record_offsets, self._records
@@ -566,12 +576,6 @@ class GraphImage:
         """The alive entities in name order, skipping `offset`, then at most `limit`."""
         stop = self.n if limit is None else min(self.n, offset + limit)
         return self.entities_at(self._by_name[offset:stop]) if offset < stop else []
-
-    def entity_names(self) -> list[str]:
-        return list(self._every_name())
-
-    def relation_count(self) -> int:
-        return self.m
 
     def _key(self, r: int) -> tuple[str, str, str]:
         return (
@@ -604,17 +608,15 @@ class GraphImage:
                 found.update(incident[offsets[i] : offsets[i + 1]])
         return [self._key(r) for r in sorted(found)]
 
-    def incident_keys(self, name: str) -> list[tuple[str, str, str]]:
-        return self.relation_keys_of_any((name,))
-
     # --- search ---------------------------------------------------------------------------
 
     def matching(self, query: str) -> list[int]:
         """Listing indexes of the entities whose search text holds `query` (case-insensitive,
         as projections.search matches), in listing order."""
-        needle = _utf8(query.lower())
+        lowered = query.lower()
+        needle = _utf8(lowered)
         size, segments = self.segment_size, self.segments
-        buckets = query_buckets(query.lower(), self.buckets)
+        buckets = query_buckets(lowered, self.buckets)
         if buckets:
             hits = -1
             row_bytes, matrix = self.row_bytes, self._filter

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from actors import graph_images
 from actors.bulk_import import bulk_import
 from eventstore.events import EntityCreated, ObservationAdded, RelationCreated
 from eventstore.lmdb_log import LmdbEventLog
 from projections.graph import GraphProjection
+from projections.graph_image import IMAGE_FILE, encode_image
 
 ENTITIES = [("a", "person", ["x"]), ("b", "person", []), ("c", "thing", ["y", "y"])]
 
@@ -112,3 +114,19 @@ def test_relations_given_by_name_too_append_the_events_and_checkpoint_they_do_by
 
     assert stored[0] == stored[1]
     assert stored[0][-3:] == named
+
+
+@pytest.mark.parametrize("platform", ["linux", "darwin"])
+def test_a_bulk_import_writes_the_graphs_image_forked_or_not(
+    event_log: LmdbEventLog, monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
+    """On Linux a child encodes it beside the appends; elsewhere the import encodes it after
+    its checkpoint: the same image either way, the fold's."""
+    monkeypatch.setattr(graph_images.sys, "platform", platform)
+    bulk_import(event_log, ENTITIES, [(0, 2, "knows"), (2, 2, "is")], batch_size=2)
+    folded = GraphProjection()
+    folded.apply_all(event_log.read_from(1))
+    log_id, _, tip = event_log.checkpoints.anchor()
+    assert tip is not None
+    written = (Path(event_log.path) / IMAGE_FILE).read_bytes()
+    assert written == encode_image(folded, log_id=log_id, tip=tip)

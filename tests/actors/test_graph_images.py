@@ -11,14 +11,20 @@ from pathlib import Path
 import pytest
 
 from actors import graph_images
+from actors.checkpointer import Checkpointer
+from actors.command_inputs import EntityInput
+from actors.commands import CreateEntities
 from actors.graph_images import ImageInBackground, open_usable_image, write_graph_image
 from eventstore.events import EntityCreated, SchemaRegistered
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.memory_log import InMemoryEventLog
+from graphmem.app import running
 from projections.graph import GraphProjection
 from projections.graph_image import IMAGE_FILE, encode_image, restamp_image
+from projections.schemas import SchemaProjection
 from projections.views import EntityView
 from tests.damage import write_people
+from tests.tools.support import settings_for
 
 WAIT = 60.0  # the bound on the image child's work
 
@@ -117,3 +123,29 @@ def test_an_image_in_background_is_written_stamped_or_discarded_and_its_child_re
         assert discarded is not None
         assert not discarded.finish(None, timeout=WAIT)
     assert not list(tmp_path.glob(f".{IMAGE_FILE}.*"))
+
+
+def test_a_writer_leaving_its_image_publishes_each_event_once(tmp_path: Path) -> None:
+    """A start on the image registers the shipped schemas (published as it commits them);
+    the restore a write brings catches up from the checkpoint without publishing them again,
+    so a subscriber sees each event once, as with a writer that loaded at start."""
+    write_people(tmp_path, 5)
+    with LmdbEventLog.open(tmp_path) as event_log:
+        graph = _folded(event_log)
+        Checkpointer(event_log, every=1).save([graph, SchemaProjection()], [])
+        assert write_graph_image(event_log, graph, graph.entity_count())
+    seen: list[tuple[int, bool]] = []
+    settings = settings_for(tmp_path)
+    with running(settings, graph_images=True) as app:  # the schema registry registers
+        app.graph.subscribe(lambda p: seen.extend((e.position, p.local) for e in p.envelopes))
+        registered = app.graph.query_schemas_blocking(lambda schemas: schemas.revision)
+        assert registered > 0
+        app.graph.execute_blocking(
+            CreateEntities(
+                entities=[EntityInput(name="late", entity_type="person", observations=[])]
+            )
+        )
+        assert app.graph.query_blocking(lambda g: g.has_entity("late"))
+    positions = [position for position, _ in seen]
+    assert positions == sorted(set(positions))  # none twice
+    assert all(local for _, local in seen)  # this process's commits only
