@@ -27,6 +27,7 @@ EXTENSIONS: dict[str, str] = {
     "projections._prefix_scan": "projections/_prefix_scan.c",
     "projections._prefix_write": "projections/_prefix_write.c",
     "projections._restored_keys": "projections/_restored_keys.c",
+    "projections._trigrams": "projections/_trigrams.c",
 }
 
 _OPTIMISE = ["-O2"]

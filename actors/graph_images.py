@@ -172,7 +172,11 @@ class ImageInBackground:
     def finish(self, position: int | None, *, timeout: float = _CHILD_TIMEOUT) -> bool:
         """Wait for the child (at most `timeout` seconds, then it is killed); with
         `position` (where the caller's graph ends: the log's end) write the image, stamped;
-        with None (the import did not complete) only clean up. False when none was written."""
+        with None (the import did not complete) only clean up. False when none was written.
+        Once only: a second call (the context's exit after the import's own) does nothing."""
+        if self._finished:
+            return False
+        self._finished = True
         try:
             if not self._reaped(timeout):
                 log.warning("graph_image_not_written", reason="its encoding timed out")

@@ -39,7 +39,6 @@ import sys
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import count, repeat
 from pathlib import Path
@@ -51,7 +50,7 @@ from eventstore.events import Envelope
 from eventstore.log import EventLog
 from projections.graph import GraphProjection, graph_neutral
 from projections.search import BUCKETS, SEGMENT_SIZE, SearchProjection, entity_text
-from projections.trigrams import ones, query_buckets, text_buckets
+from projections.trigrams import filter_rows, ones, query_buckets
 from projections.views import EntityView
 
 __all__ = [
@@ -175,28 +174,6 @@ def _incidence(n: int, rel_from: array[int], rel_to: array[int]) -> tuple[array[
     return array("I", starts), array("I", map(operator.mod, codes, repeat(width)))
 
 
-def _filter_rows(texts: list[str], segment_size: int, buckets: int) -> bytes:
-    """The trigram filter: per bucket, a row of one bit per segment (set: a text of that
-    segment has a trigram in that bucket). Built a byte column (eight segments) at a time:
-    each segment's buckets set as bytes of 1, the eight shifted into one byte each as whole
-    numbers, the columns then laid into the rows by strided slices."""
-    segments = (len(texts) + segment_size - 1) // segment_size
-    row_bytes = (segments + 7) // 8
-    matrix = bytearray(buckets * row_bytes)
-    for column in range(row_bytes):
-        packed = 0
-        for bit in range(8):
-            k = column * 8 + bit
-            if k >= segments:
-                break
-            marks = bytearray(buckets)
-            found = text_buckets(texts[k * segment_size : (k + 1) * segment_size], buckets)
-            deque(map(marks.__setitem__, found, repeat(1)), maxlen=0)
-            packed |= int.from_bytes(marks, "little") << bit
-        matrix[column::row_bytes] = packed.to_bytes(buckets, "little")
-    return bytes(matrix)
-
-
 def _entity_view(name: str, contents: tuple[str, list[str]]) -> EntityView:
     return EntityView(name, *contents)
 
@@ -239,7 +216,7 @@ def encode_image(
     incident_offsets, flat = _incidence(n, rel_from, rel_to)
     texts = [entity_text(view) for view in views]
     text_offsets, text_blob = _offsets([_utf8(text) + _SEPARATOR for text in texts])
-    matrix = _filter_rows(texts, segment_size, buckets)
+    matrix = filter_rows(texts, segment_size, buckets)
     sections: list[bytes] = [
         name_offsets.tobytes(),
         names,

@@ -33,6 +33,14 @@ def test_graphmem_pure_python_at_run_time_makes_the_restored_keys_listing_the_py
     assert ran.stdout.split() == ["None"]
 
 
+def test_graphmem_pure_python_at_run_time_makes_the_trigrams_the_python_twin() -> None:
+    code = "import projections.trigrams as t; print(t.COMPILED)"
+    env = {**os.environ, "GRAPHMEM_PURE_PYTHON": "1"}
+    ran = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=60, check=True)  # fmt: skip
+    assert ran.stdout.split() == ["None"]
+
+
 def extensions() -> list[str]:
     """hatch_build.EXTENSIONS' module names, read from its source (hatch_build is the build's,
     not a package the tests may import)."""

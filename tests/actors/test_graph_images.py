@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from actors import graph_images
 from actors.checkpointer import Checkpointer
@@ -118,7 +119,9 @@ def test_an_image_in_background_is_written_stamped_or_discarded_and_its_child_re
         assert usable is not None
         assert [e.name for e in usable[0].entities()] == ["a", "b"]
         usable[0].close()
-        assert not background.finish(end, timeout=WAIT)  # finished once
+        with capture_logs() as logged:
+            assert not background.finish(end, timeout=WAIT)  # finished once: nothing to reap
+        assert logged == []  # not a warning about a child already reaped
         discarded = ImageInBackground.start(event_log, _Plain(0), 2)
         assert discarded is not None
         assert not discarded.finish(None, timeout=WAIT)
