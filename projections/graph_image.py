@@ -94,6 +94,7 @@ _SECTIONS = 16
 _RECORD_ENCODER = msgspec.msgpack.Encoder()
 _RECORD_DECODER = msgspec.msgpack.Decoder(tuple[str, list[str]])
 _SEPARATOR = b"\x01"  # after each entity's text (projections.search's entity separator)
+_SEPARATOR_TEXT = _SEPARATOR.decode()
 # Matches past 1/_DENSE of what is searched: read as for a whole-graph answer.
 _DENSE = 8
 
@@ -128,6 +129,34 @@ def _offsets(parts: Iterable[bytes]) -> tuple[array[int], bytes]:
     if ends[-1] > _U32_MAX:
         raise ImageError("a section of the image would pass 4 GiB")
     return array("I", ends), b"".join(listed)
+
+
+def _records(views: list[EntityView]) -> tuple[array[int], bytes]:
+    """Each entity's record (its type and observations, msgpack) appended to one buffer, and
+    where each begins (then the end): no bytes object an entity, nor a join of them."""
+    buffer = bytearray()
+    ends = array("I", [0])
+    encode_into = _RECORD_ENCODER.encode_into
+    append = ends.append
+    for view in views:
+        encode_into((view.entity_type, view.observations), buffer, -1)
+        append(len(buffer))
+    if len(buffer) > _U32_MAX:
+        raise ImageError("a section of the image would pass 4 GiB")
+    return ends, bytes(buffer)
+
+
+def _texts(texts: list[str]) -> tuple[array[int], bytes]:
+    """The texts, each followed by the separator, as UTF-8 in one blob, and where each begins
+    (then the end). Encoded once, whole: a text's bytes are its characters when the blob is
+    ASCII (nearly always), else each is measured encoded."""
+    joined = _SEPARATOR_TEXT.join(texts) + _SEPARATOR_TEXT if texts else ""
+    blob = _utf8(joined)
+    lengths = map(len, texts) if len(blob) == len(joined) else map(len, map(_utf8, texts))
+    ends = array("I", itertools.accumulate(map((1).__add__, lengths), initial=0))
+    if len(blob) > _U32_MAX:
+        raise ImageError("a section of the image would pass 4 GiB")
+    return ends, blob
 
 
 def _name_slots(raw_names: list[bytes]) -> array[int]:
@@ -201,9 +230,7 @@ def encode_image(
     listed = [view.name for view in views]
     raw_names = list(map(_utf8, listed))
     name_offsets, names = _offsets(raw_names)
-    record_offsets, records = _offsets(
-        [_RECORD_ENCODER.encode((view.entity_type, view.observations)) for view in views]
-    )
+    record_offsets, records = _records(views)
     by_name = array("I", sorted(range(n), key=listed.__getitem__))
     slots = _name_slots(raw_names)
     index = {name: i for i, name in enumerate(listed)}
@@ -215,7 +242,7 @@ def encode_image(
     type_offsets, type_names = _offsets([_utf8(name) for name in type_ids])
     incident_offsets, flat = _incidence(n, rel_from, rel_to)
     texts = [entity_text(view) for view in views]
-    text_offsets, text_blob = _offsets([_utf8(text) + _SEPARATOR for text in texts])
+    text_offsets, text_blob = _texts(texts)
     matrix = filter_rows(texts, segment_size, buckets)
     sections: list[bytes] = [
         name_offsets.tobytes(),

@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -132,6 +131,10 @@ class Hub:
         assert self.proc is not None
         ports = self.store / f"nats-server_{self.proc.pid}.ports"
         deadline = time.monotonic() + START_TIMEOUT
+        # Here, not at the top: every `graphmem` command parses its arguments with this
+        # module's limits, and urllib's client (http, email, ssl) is ~2 MiB a server holds.
+        import urllib.request  # noqa: PLC0415
+
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise HubError(f"nats-server exited with {self.proc.returncode}: {self._tail()}")
