@@ -119,7 +119,31 @@ def graphmem_source(rev: str | None, root: Path) -> tuple[Path | None, dict[str,
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(src, filter="data")
     info = {"from": f"git archive {rev}", "commit": commit, "fingerprint": source_fingerprint(src)}
+    info["accelerators"] = compile_accelerators(src)
     return src, info
+
+
+_COMPILE = """
+import sys, tempfile
+from pathlib import Path
+root = Path(sys.argv[1])
+sys.path.insert(0, str(root))
+import hatch_build
+with tempfile.TemporaryDirectory() as temp:
+    print(" ".join(sorted(hatch_build._compile(root, root, Path(temp)))))
+"""
+
+
+def compile_accelerators(src: Path) -> list[str]:
+    """The C accelerators of an archived revision compiled beside its sources, as its install
+    would (hatch_build.py): without them a revision would be measured on its pure-Python
+    twins. Their module names; none for a revision without any (or without a compiler)."""
+    if not (src / "hatch_build.py").exists():
+        return []
+    built = subprocess.run(
+        [sys.executable, "-c", _COMPILE, str(src)], capture_output=True, text=True, check=False
+    )
+    return built.stdout.split() if built.returncode == 0 else []
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,22 @@ def test_every_accelerator_is_built_where_a_c_compiler_and_the_python_headers_ar
     module: str,
 ) -> None:
     importlib.import_module(module)  # an ImportError fails the test: reinstall (`pip install -e .`)
+
+
+# A benchmark of an archived revision (`--graphmem-rev`) runs it from its sources: without its
+# accelerators compiled there it would be measured on the pure-Python twins.
+@pytest.mark.skipif(not can_compile(), reason="no C compiler or Python headers: fallback only")
+@pytest.mark.skipif(os.environ.get("GRAPHMEM_PURE_PYTHON") == "1", reason="built without them")
+def test_an_archived_revision_benchmarked_gets_its_accelerators_compiled(tmp_path: Path) -> None:
+    from bench.servers import compile_accelerators  # noqa: PLC0415 (the benchmarks' own)
+
+    src = tmp_path / "src"
+    skipped = shutil.ignore_patterns("*.so", "*.pyd", "__pycache__")
+    shutil.copytree(ROOT / "projections", src / "projections", ignore=skipped)
+    shutil.copy(ROOT / "hatch_build.py", src)
+    assert compile_accelerators(src) == extensions()
+    for module in extensions():
+        assert list(src.glob(module.replace(".", "/") + ".*.so")) or list(
+            src.glob(module.replace(".", "/") + ".*.pyd")
+        )
+    assert compile_accelerators(tmp_path / "empty") == []
