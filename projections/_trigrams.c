@@ -86,7 +86,7 @@ PyDoc_STRVAR(text_buckets_doc,
              "The buckets (a set of int) of the byte trigrams of the padded words of `texts`\n"
              "(a list of str); {three spaces' bucket} when they hold no word.");
 
-static PyObject *text_buckets(PyObject *module, PyObject *args) {
+static PyObject *text_buckets(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *texts;
     Py_ssize_t buckets;
     if (!PyArg_ParseTuple(args, "On:text_buckets", &texts, &buckets)) return NULL;
@@ -132,7 +132,7 @@ PyDoc_STRVAR(filter_rows_doc,
              "`segment_size`: per bucket, a row of one bit per segment (segment k at byte k // 8,\n"
              "bit k % 8), set where a text of that segment has a trigram in that bucket.");
 
-static PyObject *filter_rows(PyObject *module, PyObject *args) {
+static PyObject *filter_rows(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *texts;
     Py_ssize_t segment_size, buckets;
     if (!PyArg_ParseTuple(args, "Onn:filter_rows", &texts, &segment_size, &buckets)) return NULL;
