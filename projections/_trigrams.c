@@ -145,7 +145,8 @@ static PyObject *filter_rows(PyObject *Py_UNUSED(module), PyObject *args) {
     if (listed == NULL) return NULL;
     Py_ssize_t size = PySequence_Fast_GET_SIZE(listed);
     PyObject **items = PySequence_Fast_ITEMS(listed);
-    Py_ssize_t segments = (size + segment_size - 1) / segment_size;
+    /* Written so that no segment size, however large, overflows. */
+    Py_ssize_t segments = size / segment_size + (size % segment_size != 0);
     Py_ssize_t row_bytes = (segments + 7) / 8;
     if (row_bytes > 0 && buckets > PY_SSIZE_T_MAX / row_bytes) {
         Py_DECREF(listed);
@@ -161,9 +162,10 @@ static PyObject *filter_rows(PyObject *Py_UNUSED(module), PyObject *args) {
     for (Py_ssize_t k = 0; k < segments; k++) {
         uint8_t *base = rows + k / 8;
         uint8_t bit = (uint8_t)(1u << (k % 8));
-        Py_ssize_t end = (k + 1) * segment_size < size ? (k + 1) * segment_size : size;
+        Py_ssize_t start = k * segment_size; /* below size: k < segments */
+        Py_ssize_t end = size - start > segment_size ? start + segment_size : size;
         int any = 0;
-        for (Py_ssize_t i = k * segment_size; i < end; i++) {
+        for (Py_ssize_t i = start; i < end; i++) {
             int had = mark_text(items[i], (uint32_t)buckets, base, row_bytes, bit);
             if (had < 0) {
                 Py_DECREF(matrix);

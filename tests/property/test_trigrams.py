@@ -7,6 +7,8 @@ hides a match)."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -93,3 +95,5 @@ def test_the_compiled_twin_refuses_what_it_cannot_read() -> None:
         _trigrams.text_buckets(["a"], 0)
     with pytest.raises(ValueError, match="segment_size"):
         _trigrams.filter_rows(["a"], 0, 7)
+    huge = sys.maxsize  # one segment, whatever its size: no overflow on the way
+    assert _trigrams.filter_rows(["ab", "cd"], huge, 7) == filter_rows_python(["ab", "cd"], 7, 7)
