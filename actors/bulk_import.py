@@ -253,6 +253,16 @@ class _PlainReads:
         entities = self._entities
         return [(entities[f][0], entities[t][0], kind) for f, t, kind in self._relations]
 
+    def relation_rows(self) -> tuple[array[int], array[int], list[str]]:
+        """The relations as the image reads them (projections.graph_image.RelationRows): the
+        endpoints' indexes are the entities' listing indexes already."""
+        relations = self._relations
+        return (
+            array("I", map(itemgetter(0), relations)),
+            array("I", map(itemgetter(1), relations)),
+            list(map(itemgetter(2), relations)),
+        )
+
 
 def _save_checkpoints(event_log: EventLog, graph: PlainGraph) -> None:
     """The graph's checkpoint built from the creations, and the schemas' (which no creation

@@ -42,7 +42,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import count, repeat
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import msgspec
 
@@ -112,6 +112,15 @@ class ImageSource(Protocol):
     def entities(self) -> Iterator[EntityView]: ...
 
     def relation_keys(self) -> list[tuple[str, str, str]]: ...
+
+
+@runtime_checkable
+class RelationRows(Protocol):
+    """An ImageSource that also lists its relations by the listing indexes of their endpoints
+    (a bulk import holds them so): `relation_rows` then stands in for `relation_keys`, with
+    no key tuple nor name lookup a relation."""
+
+    def relation_rows(self) -> tuple[array[int], array[int], list[str]]: ...
 
 
 def _utf8(text: str) -> bytes:
@@ -214,6 +223,23 @@ def _table_size(n: int) -> int:
     return size
 
 
+def _relation_columns(
+    graph: ImageSource, listed: list[str]
+) -> tuple[array[int], array[int], list[str]]:
+    """Each relation's endpoints as listing indexes, and its type, in listing order."""
+    if isinstance(graph, RelationRows):
+        rel_from, rel_to, kinds = graph.relation_rows()
+        if len(rel_from) != len(kinds) or len(rel_to) != len(kinds):
+            raise ImageError("the relation rows' columns differ in length")
+        return rel_from, rel_to, kinds
+    keys = graph.relation_keys()
+    if not keys:
+        return array("I"), array("I"), []
+    froms, tos, kinds = (list(column) for column in zip(*keys, strict=True))
+    index = {name: i for i, name in enumerate(listed)}
+    return array("I", map(index.__getitem__, froms)), array("I", map(index.__getitem__, tos)), kinds
+
+
 def encode_image(
     graph: ImageSource,
     *,
@@ -225,19 +251,16 @@ def encode_image(
     """The image of `graph` at its position, for the log `log_id` whose record there has
     crc32 `tip`."""
     views = list(graph.entities())
-    keys = graph.relation_keys()
-    n, m = len(views), len(keys)
+    n = len(views)
     listed = [view.name for view in views]
     raw_names = list(map(_utf8, listed))
     name_offsets, names = _offsets(raw_names)
     record_offsets, records = _records(views)
     by_name = array("I", sorted(range(n), key=listed.__getitem__))
     slots = _name_slots(raw_names)
-    index = {name: i for i, name in enumerate(listed)}
-    froms, tos, kinds = (list(column) for column in zip(*keys, strict=True)) if m else ([], [], [])
+    rel_from, rel_to, kinds = _relation_columns(graph, listed)
+    m = len(kinds)
     type_ids = {kind: t for t, kind in enumerate(dict.fromkeys(kinds))}
-    rel_from = array("I", map(index.__getitem__, froms))
-    rel_to = array("I", map(index.__getitem__, tos))
     rel_type = array("I", map(type_ids.__getitem__, kinds))
     type_offsets, type_names = _offsets([_utf8(name) for name in type_ids])
     incident_offsets, flat = _incidence(n, rel_from, rel_to)
