@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import mmap
 import os
 import sys
 import time
@@ -25,8 +26,9 @@ from projections.graph_image import (
     ImageError,
     ImageSource,
     encode_image,
+    install_image,
     open_current_image,
-    restamp_image,
+    restamp_in_place,
 )
 from projections.graph_image import write_image as write_image_file
 
@@ -158,6 +160,8 @@ class ImageInBackground:
                 data = encode_image(graph, log_id=log_id, tip=0)
                 with open(part, "wb") as file:
                     file.write(data)
+                    file.flush()
+                    os.fsync(file.fileno())  # here, beside the parent's appends
                 code = 0
             finally:
                 os._exit(code)
@@ -188,8 +192,13 @@ class ImageInBackground:
             _, end, tip = self._log.checkpoints.anchor()
             if end != position or tip is None:
                 return False  # the log moved on meanwhile: the next checkpoint writes one
-            data = restamp_image(bytearray(self._part.read_bytes()), position=position, tip=tip)
-            write_image_file(self._log.path, data)
+            # Stamped in place, the file mapped: no copy of its megabytes read or written;
+            # only the header's pages are dirtied, and synced before the rename.
+            with open(self._part, "r+b") as file, mmap.mmap(file.fileno(), 0) as data:
+                size = len(data)
+                restamp_in_place(data, position=position, tip=tip)
+                data.flush()
+            install_image(self._log.path, self._part)
         except Exception as error:  # an image only saves memory and time: never stop for one
             log.warning("graph_image_not_written", reason=repr(error))
             return False
@@ -199,7 +208,7 @@ class ImageInBackground:
         log.info(
             "graph_image_written",
             position=position,
-            bytes=len(data),
+            bytes=size,
             seconds=round(time.perf_counter() - self._started, 3),
             entities=self._entities,
             forked=True,

@@ -61,10 +61,12 @@ __all__ = [
     "ImageSearch",
     "ImageSource",
     "encode_image",
+    "install_image",
     "neutral_tail",
     "open_current_image",
     "open_image",
     "restamp_image",
+    "restamp_in_place",
     "write_image",
 ]
 
@@ -322,30 +324,41 @@ def restamp_image(data: bytearray, *, position: int, tip: int) -> bytes:
     it while it appends), given its position and the crc32 of the log's record there; the
     checksum redone. Equal to the image encoded at that position (the position and tip are
     nowhere else in it)."""
+    restamp_in_place(data, position=position, tip=tip)
+    return bytes(data)
+
+
+def restamp_in_place(data: bytearray | mmap.mmap, *, position: int, tip: int) -> None:
+    """restamp_image on a writable buffer (a mapped file: no copy of the image is made)."""
     struct.pack_into("<QI", data, _POSITION_AT, position, tip)
     sections, id_length = _HEAD.unpack_from(data, 0)[10:]
     at = _HEAD.size + id_length + sections * _SECTION.size
     with memoryview(data) as whole:
         crc = zlib.crc32(whole[at + _CRC.size :], zlib.crc32(whole[:at]))
     _CRC.pack_into(data, at, crc)
-    return bytes(data)
 
 
 def write_image(directory: str | Path, data: bytes) -> Path:
     """Write an image into `directory` under IMAGE_FILE, whole or not at all (a temporary
     file synced, then renamed over the old one, the directory synced)."""
-    directory = Path(directory)
-    final = directory / IMAGE_FILE
-    temporary = directory / f".{IMAGE_FILE}.{os.getpid()}.tmp"
+    temporary = Path(directory) / f".{IMAGE_FILE}.{os.getpid()}.tmp"
     try:
         with open(temporary, "wb") as file:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, final)
+        return install_image(directory, temporary)
     finally:
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
+
+
+def install_image(directory: str | Path, synced: Path) -> Path:
+    """Rename an image file already written and synced (in `directory`) to IMAGE_FILE over
+    the old one, then sync the directory."""
+    directory = Path(directory)
+    final = directory / IMAGE_FILE
+    os.replace(synced, final)
     descriptor = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(descriptor)
