@@ -507,6 +507,12 @@ class SearchProjection:
         self._order(key)
         segments = self._segments
         if not segments or len(segments[-1].names) >= self._segment_size:
+            if segments:
+                # Full: appends go to the next one from now on, so it is packed as a build
+                # packs its segments. Left a string per entity until a search scanned it, a
+                # server filled through writes held ~60 bytes an entity more (an object
+                # header and a list slot each), its selective searches scanning few segments.
+                segments[-1].pack()
             segments.append(_Segment(len(segments), [], []))
         elif not segments[-1].names:
             self._hollow -= 1  # an emptied last segment fills again

@@ -353,3 +353,24 @@ def test_a_built_index_keys_its_names_by_segment_only_once_an_edit_needs_them() 
     for query in ["uid000012", "robot", "meeting", "e3", "e41"]:
         assert rebuilt.search(model.graph, query) == substring_scan(model.graph, query)
     assert rebuilt._where is not None and "e41" in rebuilt._where and "e12" not in rebuilt._where
+
+
+def test_a_segment_that_writes_filled_is_packed_once_the_next_one_begins() -> None:
+    # Appended one by one (a server filled through writes), a full segment held a string per
+    # entity until a search scanned it; appends never go back to it, so it is packed.
+    model = Model()
+    model.search = SearchProjection(segment_size=8)
+    for name, entity_type, observations in tokens(20):
+        model.run(CreateEntities(entities=[EntityInput(name, entity_type, observations)]))
+        assert model.search.search(model.graph, "qqqqq") == []  # scans no segment
+    segments = model.search._segments
+    assert len(segments) == 3
+    assert all(s.texts is None and s.joined is not None for s in segments[:2])
+    assert segments[2].texts is not None and len(segments[2].names) == 4
+    for query in ["uid000017", "meeting", "e3", "person", "nothing"]:
+        assert model.search.search(model.graph, query) == substring_scan(model.graph, query)
+    # An edit of a packed segment unpacks it; the answers stay the scan's.
+    model.run(AddObservations(observations=[ObservationInput("e3", ["robot friend"])]))
+    model.run(DeleteEntities(entity_names=["e5"]))
+    for query in ["robot", "e5", "meeting", "uid000003"]:
+        assert model.search.search(model.graph, query) == substring_scan(model.graph, query)
