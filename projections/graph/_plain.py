@@ -17,11 +17,13 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from projections.graph._codec import _ENCODER, LAYOUT, _packed_ints, _Snapshot, _Stamps
 from projections.graph._records import Occurrences
+from projections.prefix_write import Writers, writers
 
 if TYPE_CHECKING:
     # numpy is imported by the bulk import that builds the snapshot, not by every server that
@@ -55,8 +57,10 @@ class PlainGraph:
     relation_seq: array[int]
 
 
-def plain_snapshot(graph: PlainGraph) -> bytes:
-    """The snapshot GraphProjection.to_snapshot gives after folding the log `graph` describes."""
+def plain_snapshot(graph: PlainGraph, *, compiled: bool | None = None) -> bytes:
+    """The snapshot GraphProjection.to_snapshot gives after folding the log `graph` describes,
+    its occurrences packed by the compiled writer or in Python as `compiled` asks
+    (projections.prefix_write: None the default)."""
     import numpy as np  # noqa: PLC0415 (see the imports)
 
     n, m = len(graph.names), len(graph.relations)
@@ -82,7 +86,13 @@ def plain_snapshot(graph: PlainGraph) -> bytes:
     sources = np.fromiter(map(_FIRST, graph.relations), dtype=np.uint32, count=m)
     targets = np.fromiter(map(_SECOND, graph.relations), dtype=np.uint32, count=m)
     edge_counts, edges = _adjacency(n, sources, targets)
-    packed_at, packed = _occurrences(graph, origins.index(graph.origin))
+    written = writers(compiled)
+    origin = origins.index(graph.origin)
+    packed_at, packed = (
+        _occurrences(graph, origin)
+        if written is None
+        else _occurrences_compiled(written, graph, origin, counts)
+    )
     return _ENCODER.encode(
         _Snapshot(
             position=graph.position,
@@ -143,6 +153,29 @@ def _adjacency(
     order = np.lexsort((relations, entities))
     counts = np.bincount(entities, minlength=n)
     return _little(counts, "<u4"), _little(relations[order], "<u4")
+
+
+def _occurrences_compiled(
+    written: Writers, graph: PlainGraph, origin: int, counts: np.ndarray[Any, Any]
+) -> tuple[bytes, list[bytes]]:
+    """`_occurrences` by the compiled writer the rebuild's prefix uses: every observation a
+    row, in entity order, its stamp columns spread from its entity's. In Python, a loop that
+    made an Occurrences per entity and encoded it took ~1.7 s of a 1M-entity import."""
+    import numpy as np  # noqa: PLC0415 (see the imports)
+
+    contents = list(chain.from_iterable(graph.observations))
+    rows = len(contents)
+    ends = np.cumsum(counts)
+    # Entity i's occurrences follow its creation at the next sequence numbers: row r of it,
+    # the k-th (from 0), is at entity_seq[i] + 1 + k, and k = r - (its first row).
+    entity_seq = np.frombuffer(graph.entity_seq, dtype=np.int64)
+    first_seq = np.repeat(entity_seq + 1 - (ends - counts), counts)
+    stamps = (
+        np.repeat(np.frombuffer(graph.entity_hlc, dtype=np.int64), counts),
+        np.full(rows, origin, dtype=np.int64),
+        first_seq + np.arange(rows, dtype=np.int64),
+    )
+    return written.pack_occurrences(contents, np.arange(rows, dtype=np.int64), ends, stamps)
 
 
 def _occurrences(graph: PlainGraph, origin: int) -> tuple[bytes, list[bytes]]:

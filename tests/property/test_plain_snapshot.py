@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import tempfile
+from array import array
 from pathlib import Path
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +25,7 @@ from graphmem.config import Settings
 from graphmem.migration import ImportReport, export_jsonl, import_memory, parse_memory
 from graphmem.plain_import import import_into_empty
 from projections.graph import GraphProjection
+from projections.graph._plain import PlainGraph, plain_snapshot
 from projections.graph_image import IMAGE_FILE, encode_image
 from projections.schemas import SchemaProjection
 
@@ -136,3 +139,50 @@ def test_the_bulk_paths_checkpoint_is_the_fold_of_its_log_and_its_import_the_fol
     assert export_jsonl(folded) == expected_graph
     assert seen == sorted(seen)
     assert not seen or seen[-1][0] == seen[-1][1]
+
+
+try:
+    from projections import _prefix_write
+except ImportError:  # not built: the Python packing is the only one
+    _prefix_write = None  # type: ignore[assignment]
+
+# Every msgpack int width's edges a stamp can take (clock readings and sequence numbers are
+# never negative), then any int64 that is not.
+STAMP_INTS = st.sampled_from([0, 1, 127, 128, 255, 256, 65_535, 65_536, 2**32 - 1, 2**32])
+STAMP_INTS |= st.integers(0, 2**63 - 1)
+
+
+@st.composite
+def plain_graphs(draw: st.DrawFn) -> PlainGraph:
+    n = draw(st.integers(1, 8))
+    names = [f"e{i}" for i in range(n)]
+    observations = [
+        # Any text (st.text leaves lone surrogates out: neither packing encodes one), long
+        # ones across the str8/str16 widths, and entities without any.
+        draw(st.lists(st.text(max_size=3) | st.sampled_from(["é\nz", "x" * 40, "y" * 300])))
+        for _ in range(n)
+    ]
+    m = draw(st.integers(0, 6))
+    return PlainGraph(
+        position=draw(st.integers(1, 2**40)),
+        origin=draw(st.sampled_from(["n1", "", "zz"])),
+        names=names,
+        types=[draw(st.sampled_from(["person", "thing"])) for _ in range(n)],
+        observations=observations,
+        entity_hlc=array("q", [draw(STAMP_INTS) for _ in range(n)]),
+        entity_seq=array("q", [draw(st.integers(0, 2**40)) for _ in range(n)]),
+        relations=[
+            (draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1)), "knows") for _ in range(m)
+        ],
+        relation_hlc=array("q", [draw(STAMP_INTS) for _ in range(m)]),
+        relation_seq=array("q", [draw(st.integers(0, 2**40)) for _ in range(m)]),
+    )
+
+
+@pytest.mark.skipif(_prefix_write is None, reason="the C writers are not built")
+@settings(max_examples=200, deadline=None)
+@given(graph=plain_graphs())
+def test_the_compiled_and_python_packings_of_a_plain_graph_write_the_same_snapshot(
+    graph: PlainGraph,
+) -> None:
+    assert plain_snapshot(graph, compiled=True) == plain_snapshot(graph, compiled=False)
