@@ -10,6 +10,11 @@ each, a fresh server is spawned as a host spawns it (initialize, tools/list, one
 `search_nodes`) and its RSS read from /proc (psutil): "after start", then again after 200
 `create_entities` of one entity each ("after 200 writes"). The MCP-filled store is also read
 in the process that filled it ("filling process"), as bench.compare reports it.
+
+Each figure is the median of `--readings` readings (default 5), each after one more selective
+search: a server's RSS moves with where its garbage collector stands (the official server's
+filling process read 150-311 MiB across runs), so one reading is one draw of it. The JSON
+keeps every reading (`<figure>_readings`); the table shows the median and the range.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +36,7 @@ from bench.servers import ServerName, Store, graphmem_source, sample, seed, star
 
 BATCH = 100
 WRITES = 200
+READINGS = 5
 MIB = 1 << 20
 
 
@@ -77,6 +84,18 @@ def _mib(client: RpcClient) -> float:
     return round(sample(client.pid).rss_bytes / MIB, 1)
 
 
+def _read(client: RpcClient, query: str, figures: dict[str, Any], key: str, readings: int) -> None:
+    """`figures[key]`: the median of `readings` readings, each after one more selective search
+    (the first as the process stands); every reading under `<key>_readings`."""
+    taken = []
+    for i in range(max(1, readings)):
+        if i:
+            _checked(client, "search_nodes", {"query": query})
+        taken.append(_mib(client))
+    figures[key] = statistics.median(taken)
+    figures[f"{key}_readings"] = taken
+
+
 def measure(
     label: str,
     server: ServerName,
@@ -89,17 +108,18 @@ def measure(
     *,
     fill: bool = True,
     idle: float = 0.0,
-) -> dict[str, float]:
+    readings: int = READINGS,
+) -> dict[str, Any]:
     """One server's figures (MiB) on an imported and an MCP-filled store of `n` entities."""
     work = root / label
     query = unique_token(n // 2)
-    figures: dict[str, float] = {}
+    figures: dict[str, Any] = {}
     imported = seed(server, jsonl, work / "imported", work / "seed.log", src)
     client = _host_start(imported, work, query, env or {})
     try:
-        figures["imported_after_start"] = _mib(client)
+        _read(client, query, figures, "imported_after_start", readings)
         _writes(client)
-        figures["imported_after_writes"] = _mib(client)
+        _read(client, query, figures, "imported_after_writes", readings)
     finally:
         client.close(timeout=60)
     if not fill:
@@ -117,20 +137,20 @@ def measure(
         for batch in _batches(relations):
             _checked(client, "create_relations", {"relations": batch})
         _checked(client, "search_nodes", {"query": query})
-        figures["filled_filling_process"] = _mib(client)
+        _read(client, query, figures, "filled_filling_process", readings)
         if idle:
             # Both servers left idle as long, then asked one search (graphmem, told to go
             # back to its image 10 s before: GRAPHMEM_GRAPH_IMAGE_IDLE, off by default).
             time.sleep(idle)
             _checked(client, "search_nodes", {"query": query})
-            figures["filled_filling_process_idle"] = _mib(client)
+            _read(client, query, figures, "filled_filling_process_idle", readings)
     finally:
         client.close(timeout=120)
     client = _host_start(filled, work, query, env or {})
     try:
-        figures["filled_after_start"] = _mib(client)
+        _read(client, query, figures, "filled_after_start", readings)
         _writes(client)
-        figures["filled_after_writes"] = _mib(client)
+        _read(client, query, figures, "filled_after_writes", readings)
     finally:
         client.close(timeout=60)
     say(f"  {label}: {figures}")
@@ -145,6 +165,13 @@ FIGURES = {
     "filled_after_start": "filled through MCP writes, fresh start",
     "filled_after_writes": f"filled through MCP writes, fresh start then {WRITES} creates",
 }
+
+
+def _cell(figures: dict[str, Any], key: str) -> str:
+    """The median, and the range of the readings when there were several."""
+    taken = figures.get(f"{key}_readings") or [figures[key]]
+    spread = f" ({min(taken):.1f}-{max(taken):.1f})" if len(taken) > 1 else ""
+    return f"{figures[key]:.1f}{spread}"
 
 
 def report(results: dict[str, Any]) -> str:
@@ -165,7 +192,7 @@ def report(results: dict[str, Any]) -> str:
     for key, figure in FIGURES.items():
         if key not in official:
             continue
-        row = [f"{results['servers'][label][key]:.1f}" for label in labels]
+        row = [_cell(results["servers"][label], key) for label in labels]
         ratios = [f"{results['servers'][g][key] / official[key]:.2f}" for g in graphmem]
         lines.append(f"| {figure} | " + " | ".join(row + ratios) + " |")
     return "\n".join(lines) + "\n"
@@ -202,16 +229,31 @@ def main() -> None:
         action="store_true",
         help="also measure the last tree with GRAPHMEM_EARLY_READS=0",
     )
+    parser.add_argument(
+        "--readings",
+        type=int,
+        default=READINGS,
+        help=f"readings per figure, each after one more selective search (default {READINGS})",
+    )
     args = parser.parse_args()
     load_before = load_average()
-    servers: dict[str, dict[str, float]] = {}
+    servers: dict[str, dict[str, Any]] = {}
     sources: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="graphmem-stdio-rss-") as tmp:
         root = Path(tmp)
         jsonl = root / f"graph-{args.n}.jsonl"
         write_jsonl(jsonl, args.n)
         servers["official"] = measure(
-            "official", "official", None, args.n, jsonl, root, print, fill=args.fill, idle=args.idle
+            "official",
+            "official",
+            None,
+            args.n,
+            jsonl,
+            root,
+            print,
+            fill=args.fill,
+            idle=args.idle,
+            readings=args.readings,
         )
         for rev in args.graphmem_rev or [None]:
             label = f"graphmem@{rev}" if rev else "graphmem"
@@ -219,7 +261,16 @@ def main() -> None:
             tree.mkdir()
             src, sources[label] = graphmem_source(rev, tree)
             servers[label] = measure(
-                label, "graphmem", src, args.n, jsonl, root, print, fill=args.fill, idle=args.idle
+                label,
+                "graphmem",
+                src,
+                args.n,
+                jsonl,
+                root,
+                print,
+                fill=args.fill,
+                idle=args.idle,
+                readings=args.readings,
             )
         if args.early_reads_off:  # the last tree again, without the second graph at start-up
             label = f"{label}, early reads off"
@@ -233,6 +284,7 @@ def main() -> None:
                 print,
                 {"GRAPHMEM_EARLY_READS": "0"},
                 fill=args.fill,
+                readings=args.readings,
             )
     results = {
         "n": args.n,
