@@ -76,9 +76,9 @@ def plain_record(raw: bytes, *, unescaped: bool = False) -> EntityLine | Relatio
         # repeated key before the type is known): the tolerant reader names the limit.
         return None
     # Raw bytes below 0x20 are malformed JSON and UTF-8 cannot hold a surrogate, so a string
-    # can hold a refused character only through an escape or as DEL; and no string is longer
-    # than the line.
-    suspect = len(raw) > _LIMITS.max_name_chars or not (unescaped or unescaped_text(raw))
+    # can hold a refused character only through an escape or as DEL (the decoder checked the
+    # lengths).
+    suspect = not (unescaped or unescaped_text(raw))
     return None if suspect and not _clean(record) else record
 
 
@@ -97,24 +97,18 @@ def plain_records(
         records: list[EntityLine | RelationLine] = list(map(_DECODER.decode, lines))
     except (msgspec.DecodeError, RecursionError):
         return None
-    limit = _LIMITS.max_name_chars
-    if unescaped:
-        if lines and max(map(len, lines)) > limit:
-            suspects = [i for i, raw in enumerate(lines) if len(raw) > limit]
-        else:
-            suspects = []
-    else:
-        suspects = [i for i, raw in enumerate(lines) if len(raw) > limit or not unescaped_text(raw)]
-    for i in suspects:
-        if not _clean(records[i]):
-            return None
+    if not unescaped:
+        for raw, record in zip(lines, records, strict=True):
+            if not unescaped_text(raw) and not _clean(record):
+                return None
     return records
 
 
-def whole_file_records(data: bytes) -> list[EntityLine | RelationLine] | None:
+def whole_file_records(data: bytes, *, unescaped: bool) -> list[EntityLine | RelationLine] | None:
     """Each line of `data` as its record, decoded in one call, when every line is one that
-    `plain_record` takes and has no escape: then no line needs a second look. None
-    otherwise, and the caller reads the lines (`plain_records`, or one by one).
+    `plain_record` takes and `unescaped` (`unescaped_text(data)`, which the caller has
+    found): then no line needs a second look. None otherwise, and the caller reads the
+    lines (`plain_records`, or one by one).
 
     msgspec's `decode_lines` reads values separated by any whitespace, line breaks included,
     so it alone cannot tell one record a line from two on one line and one across two. Here
@@ -124,7 +118,7 @@ def whole_file_records(data: bytes) -> list[EntityLine | RelationLine] | None:
     at least one record. As many records as lines then means exactly one a line. Without an
     escape or DEL anywhere, a string can hold no refused character (raw control characters
     are malformed JSON and UTF-8 holds no surrogate), and the decoder checks the lengths."""
-    if not data.startswith(b"{") or not unescaped_text(data):
+    if not data.startswith(b"{") or not unescaped:
         return None
     breaks = data.count(b"\n")
     inner = breaks - 1 if data.endswith(b"\n") else breaks
@@ -151,11 +145,6 @@ def _clean(record: EntityLine | RelationLine) -> bool:
         if isinstance(record, EntityLine)
         else (record.from_entity, record.to, record.relationType)
     )
-    for name in names:
-        if len(name) > _LIMITS.max_name_chars or _BAD_NAME.search(name):
-            return False
-    if isinstance(record, EntityLine):
-        for text in record.observations:
-            if len(text) > _LIMITS.max_content_chars or _BAD_TEXT.search(text):
-                return False
-    return True
+    if any(map(_BAD_NAME.search, names)):
+        return False
+    return not isinstance(record, EntityLine) or not any(map(_BAD_TEXT.search, record.observations))

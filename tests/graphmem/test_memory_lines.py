@@ -24,7 +24,7 @@ def tolerant_only(data: bytes, monkeypatch: pytest.MonkeyPatch) -> ParsedMemory:
     with monkeypatch.context() as patched:
         patched.setattr(memory_file, "plain_record", lambda raw, **_: None)
         patched.setattr(memory_file, "plain_records", lambda lines, **_: None)
-        patched.setattr(memory_file, "whole_file_records", lambda data: None)
+        patched.setattr(memory_file, "whole_file_records", lambda data, **_: None)
         return parse_memory(data)
 
 
@@ -144,14 +144,14 @@ def line_by_line(data: bytes, monkeypatch: pytest.MonkeyPatch) -> ParsedMemory:
     """The file read as before the whole-file path: each line tried by the fast path alone."""
     with monkeypatch.context() as patched:
         patched.setattr(memory_file, "plain_records", lambda lines, **_: None)
-        patched.setattr(memory_file, "whole_file_records", lambda data: None)
+        patched.setattr(memory_file, "whole_file_records", lambda data, **_: None)
         return parse_memory(data)
 
 
 def lines_mapped(data: bytes, monkeypatch: pytest.MonkeyPatch) -> ParsedMemory:
     """The file read with the lines cut and mapped (`plain_records`), never decoded whole."""
     with monkeypatch.context() as patched:
-        patched.setattr(memory_file, "whole_file_records", lambda data: None)
+        patched.setattr(memory_file, "whole_file_records", lambda data, **_: None)
         return parse_memory(data)
 
 
