@@ -82,6 +82,7 @@ class Checkpointer:
         self._log = event_log
         self._stopping = stopping
         self.every = every
+        self.kept = kept
         self._retention = Retention(every or 1, kept)
         self.saved_at = 0  # position of the eager checkpoints last loaded or saved
         self._lazy_at: dict[str, int] = {}  # the same, per lazily folded projection

@@ -20,6 +20,7 @@ import structlog
 
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import EventLog
+from projections.graph import GraphProjection
 from projections.graph_image import (
     IMAGE_FILE,
     GraphImage,
@@ -27,7 +28,9 @@ from projections.graph_image import (
     ImageSource,
     encode_image,
     install_image,
+    neutral_tail,
     open_current_image,
+    open_image,
     restamp_in_place,
 )
 from projections.graph_image import write_image as write_image_file
@@ -39,8 +42,11 @@ __all__ = [
     "IMAGE_MIN_ENTITIES",
     "IMAGE_SECONDS_PER_ENTITY",
     "ImageInBackground",
+    "empty_image",
+    "open_image_at_or_after",
     "open_usable_image",
     "write_graph_image",
+    "write_graph_image_at",
 ]
 
 IMAGE_MAX_ENTITIES = 300_000
@@ -97,6 +103,65 @@ def write_graph_image(event_log: EventLog, graph: ImageSource, entity_count: int
         seconds=round(time.perf_counter() - started, 3),
     )
     return True
+
+
+def write_graph_image_at(event_log: EventLog, graph: ImageSource, entity_count: int) -> bool:
+    """Write the image of `graph` at its own position, which the log may have passed since
+    (a compaction child's: the writer goes on appending meanwhile); False when none was
+    written (too many entities, not LMDB, a failure: logged)."""
+    lmdb_log = _lmdb(event_log)
+    if lmdb_log is None or entity_count > IMAGE_MAX_ENTITIES:
+        return False
+    started = time.perf_counter()
+    try:
+        log_id, _, tip = lmdb_log.checkpoints.anchor(graph.position)
+        if tip is None:
+            return False  # no record there: an empty log's graph has nothing to image
+        data = encode_image(graph, log_id=log_id, tip=tip)
+        write_image_file(lmdb_log.path, data)
+    except Exception as error:  # an image only saves memory and time: never stop for one
+        log.warning("graph_image_not_written", reason=repr(error))
+        return False
+    log.info(
+        "graph_image_written",
+        position=graph.position,
+        bytes=len(data),
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    return True
+
+
+def open_image_at_or_after(event_log: EventLog, position: int) -> GraphImage | None:
+    """The image beside `event_log` if it was made from this log at `position` or later
+    (whatever came after it: the caller folds that); else None."""
+    lmdb_log = _lmdb(event_log)
+    if lmdb_log is None:
+        return None
+    try:
+        image = open_image(lmdb_log.path, lmdb_log.checkpoints.anchor)
+    except ImageError as reason:
+        log.debug("graph_image_unused", reason=str(reason))
+        return None
+    if image.position < position:
+        image.close()
+        return None
+    return image
+
+
+def empty_image(event_log: EventLog) -> tuple[GraphImage, int] | None:
+    """An image of the empty graph (in memory, not a file) and the position it answers for,
+    when the log holds no event that changes the graph (a new store: its start's schema
+    registrations at most); else None. Writes then go over it as over any image."""
+    lmdb_log = _lmdb(event_log)
+    if lmdb_log is None:
+        return None
+    tail = neutral_tail(lmdb_log, 0)
+    if tail is None:
+        return None
+    data = encode_image(GraphProjection(), log_id=lmdb_log.checkpoints.anchor(0)[0], tip=0)
+    mapped = mmap.mmap(-1, len(data))
+    mapped.write(data)
+    return GraphImage(mapped), tail[-1].position if tail else 0
 
 
 def open_usable_image(event_log: EventLog) -> tuple[GraphImage, int] | None:

@@ -16,7 +16,7 @@ import structlog
 from actors.bridge import Reply
 from actors.catch_up import catch_up
 from actors.checkpointer import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, Checkpointer
-from actors.commands import Command, CommandResult, RegisterSchemas
+from actors.commands import Command, CommandResult
 from actors.decide import Decision, decide
 from actors.errors import CommandRejectedError
 from actors.family_index_progress import FamilyIndexProgress
@@ -24,12 +24,15 @@ from actors.graph_images import (
     IMAGE_MAX_ENTITIES,
     IMAGE_MIN_ENTITIES,
     IMAGE_SECONDS_PER_ENTITY,
+    empty_image,
+    open_image_at_or_after,
     open_usable_image,
     write_graph_image,
 )
 from actors.hooks import Hooks, operation_of
 from actors.idle_timer import IdleTimer
-from actors.image_serving import ImageServing
+from actors.image_compaction import Compacted, Compaction
+from actors.image_serving import COMPACT_AT_LEAST, OVER_IMAGE, ImageServing
 from actors.read_models import ModelsQuery, ReadModels
 from actors.rebuild import BackgroundFold, Folded, RebuildResult
 from actors.search_handover import AdoptSearch, SearchHandover
@@ -38,6 +41,7 @@ from actors.subscribers import Subscribers
 from actors.supervisor import SupervisorHandle
 from actors.tally import EventTally
 from eventstore.events import Cause, Envelope
+from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import DamagedLogError, EventLog, LogTransaction, RemoteAppend, StorageError
 from projections.graph import GraphProjection
 from projections.graph_family import (
@@ -136,6 +140,13 @@ class _IdleCheck:
 
 
 @dataclass(frozen=True)
+class _CompactionDone:
+    """Sent by the compaction child's waiter (actors.image_compaction) once it has ended."""
+
+    compacted: Compacted
+
+
+@dataclass(frozen=True)
 class _Rebuilt:
     """Sent to itself by the background fold when it is done."""
 
@@ -201,6 +212,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         search_handover: SearchHandover | None = None,
         images: bool = False,
         image_idle: float | None = None,
+        image_compact_at: int = COMPACT_AT_LEAST,
     ) -> None:
         """`serve_stale`: a long-running server's choice. When the only checkpoints are of an
         earlier projection version this one still reads (after an upgrade), answer from them
@@ -218,7 +230,10 @@ class GraphWriterActor(pykka.ThreadingActor):
         made, the writer serves the official reads from it (AskReads) and restores the graph
         only when something else is asked (actors.graph_images). `image_idle`: seconds idle
         after which a writer that restored the graph saves a checkpoint and its image and
-        serves from the image again, its graph's memory handed back (None: never)."""
+        serves from the image again, its graph's memory handed back (None: never).
+        `image_compact_at`: the official writes are decided over the image (actors.
+        image_serving), and compacted into a new image by a child process once this many
+        entities and relations were written over it (or a quarter of the image's entities)."""
         super().__init__()
         self._ready = ready
         self._stopping = stopping
@@ -253,6 +268,10 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._images = images
         # The image served from until the graph is restored (on the first other message).
         self._image: ImageServing | None = None
+        # Commands to decide over the image, queued as `_pending` is (group commit).
+        self._image_batch: list[Execute] = []
+        self._compaction: Compaction | None = None  # its child compacting the overlay
+        self._compact_at = image_compact_at
         self._idle = (
             IdleTimer(image_idle, lambda: self.actor_ref.tell(_IdleCheck()))
             if images and image_idle
@@ -278,7 +297,8 @@ class GraphWriterActor(pykka.ThreadingActor):
         # pykka neither calls on_failure nor answers queued tells when on_start raises, so a
         # failure here is settled on `ready` for whoever waits on the start.
         if self._images and self._checkpoints.enabled:
-            usable = open_usable_image(self._log)
+            # A new store's graph is empty: written over an empty image from the start.
+            usable = open_usable_image(self._log) or empty_image(self._log)
             if usable is not None:
                 self._image = self._serving(*usable)
                 log.info("graph_image_served", position=usable[0].position, end=usable[1])
@@ -350,12 +370,14 @@ class GraphWriterActor(pykka.ThreadingActor):
             _fail(message, self._fault)
             return None
         if self._image is not None and self._answered_from_image(message):
+            if self._image is not None and self._image_batch and self.actor_inbox.empty():
+                self._flush_image_batch()
             return None
         if self._idle is not None and not isinstance(message, _IdleCheck):
             self._idle.touch()
         try:
             if self._image is not None:
-                self._load_instead_of_image(message)
+                self._load_instead_of_image(_asked(message))
             self._handle(message)
             if self._pending and self.actor_inbox.empty():
                 # Commands wait for the inbox to run dry (group commit); when the last message
@@ -382,21 +404,33 @@ class GraphWriterActor(pykka.ThreadingActor):
         serving = self._image
         assert serving is not None
         match message:
+            case Execute(command=command) if (
+                isinstance(command, OVER_IMAGE)
+                and self._hooks.empty
+                and message.before_append is None
+            ):
+                self._image_batch.append(message)
+                if len(self._image_batch) >= self.max_batch or self.actor_inbox.empty():
+                    self._flush_image_batch()
+                return True
             case AskReads(query=query, reply=reply):
-                if not serving.current():
+                self._flush_image_batch()  # read your own writes
+                now = self._image  # the flush may have left the image
+                if now is None or not now.current():
                     return False  # another process wrote: restored, caught up, then read
-                _settle(reply, lambda: serving.reads(query))
+                reads = now.reads
+                _settle(reply, lambda: reads(query))
                 return True
             case AskSchemas(query=query, reply=reply):
-                schemas = serving.schemas() if serving.current() else None
+                self._flush_image_batch()
+                now = self._image
+                schemas = now.schemas() if now is not None and now.current() else None
                 if schemas is None:
                     return False
                 _settle(reply, lambda: query(schemas))
                 return True
-            case Execute(command=RegisterSchemas() as command) if (
-                self._hooks.empty and message.before_append is None and not self._pending
-            ):
-                return serving.current() and self._register_from_image(serving, message, command)
+            case _CompactionDone(compacted=compacted):
+                return self._compacted(serving, compacted)
             case _IdleCheck():
                 assert self._idle is not None
                 self._idle.fired()  # nothing loaded: the next restore arms it again
@@ -408,24 +442,93 @@ class GraphWriterActor(pykka.ThreadingActor):
                 return True
         return False
 
-    def _register_from_image(
-        self, serving: ImageServing, item: Execute, command: RegisterSchemas
-    ) -> bool:
+    def _flush_image_batch(self) -> None:
+        """Decide the queued commands over the image in one log transaction (ImageServing.
+        execute) and answer them; when that cannot be done there, restore the graph and
+        decide them as a loaded writer does."""
+        batch, self._image_batch = self._image_batch, []
+        serving = self._image
+        if not batch or serving is None:
+            self._pending.extend(batch)
+            return
         try:
-            registered = serving.register(command, item.cause, self._log.clock.now_ms())
-        except DamagedLogError:
-            return False  # the restore meets it and refuses everything from then on
-        except Exception as error:  # a refusal, a full disk: the caller hears why
-            item.reply.fail(error)
-            return True
-        if registered is None:
+            outcomes = (
+                serving.execute([(i.command, i.cause) for i in batch], self._log.clock.now_ms())
+                if serving.current()
+                else None
+            )
+        except DamagedLogError as fault:
+            for item in batch:
+                item.reply.fail(fault)
+            raise  # on_receive enters the fault state
+        except Exception as error:
+            # A refused commit (disk full, read-only) stores nothing of the batch.
+            log.error("log_commit_failed", commands=len(batch), reason=repr(error))
+            for item in batch:
+                item.reply.fail(error)
+            return
+        if outcomes is None:
+            self._pending.extend(batch)  # decided once the graph is restored, in order
+            self._load_instead_of_image(_asked(batch[0]))
+            self._flush()
+            return
+        appended = [e for o in outcomes if not isinstance(o, BaseException) for e in o[1]]
+        # As a commit does (_flush): subscribers first, then the callers.
+        self._publish(appended, local=True)
+        for item, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                item.reply.fail(outcome)
+            else:
+                if item.tally is not None:
+                    item.tally.add(len(outcome[1]))
+                item.reply.ok(outcome[0])
+        log.debug("events_appended", commands=len(batch), events=len(appended), over_image=True)
+        self._compact_if_due(serving)
+
+    def _compact_if_due(self, serving: ImageServing) -> None:
+        """Start compacting the overlay in a child process when it holds enough; past the
+        largest graph an image is made for, restore the graph instead."""
+        if self._compaction is not None or not serving.compaction_due(self._compact_at):
+            return
+        if serving.overlay.entity_count() > IMAGE_MAX_ENTITIES or not isinstance(
+            self._log, LmdbEventLog
+        ):
+            self._load_instead_of_image("a graph past the image's size")
+            return
+        ref = self.actor_ref
+
+        def done(compacted: Compacted) -> None:
+            with contextlib.suppress(pykka.ActorDeadError):  # stopped meanwhile
+                ref.tell(_CompactionDone(compacted))
+
+        log.info(
+            "graph_image_compaction_started",
+            position=serving.end,
+            image=serving.image.position,
+            overlay=serving.overlay.size,
+        )
+        every, kept = self._checkpoints.every, self._checkpoints.kept
+        assert every is not None, "images are written with checkpoints only"
+        self._compaction = Compaction(self._log, done, every=every, kept=kept)
+
+    def _compacted(self, serving: ImageServing, compacted: Compacted) -> bool:
+        """Serve from the compacted image (with an overlay of what was written since); False
+        when there is none to serve from (the writer restores the graph instead)."""
+        self._compaction = None
+        self._flush_image_batch()  # committed first: the new overlay folds them from the log
+        if self._image is not serving:
+            return True  # left the image meanwhile: its checkpoint serves the restores
+        image = open_image_at_or_after(self._log, serving.image.position + 1)
+        if not compacted.ok or image is None or not serving.adopt(image):
+            log.warning("graph_image_compaction_failed", reason=compacted.reason or "no image")
             return False
-        result, envelopes = registered
-        # As a commit does (_flush): subscribers first, then the caller.
-        self._publish(envelopes, local=True)
-        if item.tally is not None:
-            item.tally.add(len(envelopes))
-        item.reply.ok(result)
+        log.info(
+            "graph_image_compacted",
+            position=serving.image.position,
+            end=serving.end,
+            overlay=serving.overlay.size,
+            seconds=round(compacted.seconds, 3),
+        )
         return True
 
     def _on_idle_check(self) -> None:
@@ -474,13 +577,17 @@ class GraphWriterActor(pykka.ThreadingActor):
             self._log, image, end, lambda appended: self._publish(appended, local=False)
         )
 
-    def _load_instead_of_image(self, message: Any) -> None:
-        """Restore the graph (for `message`, the first the image cannot answer), as a start
-        does."""
+    def _load_instead_of_image(self, asked: str) -> None:
+        """Restore the graph (for what was `asked`, the first the image cannot answer), as a
+        start does; commands queued over the image are decided there first."""
+        if self._image_batch:
+            self._flush_image_batch()
+            if self._image is None:
+                return  # the batch could not be decided there: restored for it
         serving, self._image = self._image, None
         assert serving is not None
         serving.close()
-        log.info("graph_image_left", position=serving.end, asked=_asked(message))
+        log.info("graph_image_left", position=serving.end, asked=asked)
         # What came after the image up to `end` is published already (ImageServing).
         self._load(published_through=serving.end)
         self._settle_heap_once_loaded()
@@ -490,6 +597,26 @@ class GraphWriterActor(pykka.ThreadingActor):
     def on_stop(self) -> None:
         if self._idle is not None:
             self._idle.close()
+        if self._compaction is not None:
+            left = self._stopping.remaining() if self._stopping is not None else 5.0
+            self._compaction.stop(min(left, 5.0))
+            self._compaction = None
+        if self._image is not None:
+            with contextlib.suppress(Exception):  # failed replies say why
+                self._flush_image_batch()
+        serving = self._image
+        if serving is not None and serving.overlay.changed and self._fault is None:
+            # What was written over the image: restored and checkpointed with its image, so
+            # that the next start serves from an image again (unless the stop is too near).
+            count = serving.overlay.entity_count()
+            if self._stopping is None or self._stopping.fits(2 * count * IMAGE_SECONDS_PER_ENTITY):
+                self._image = None
+                serving.close()
+                log.info("graph_image_left", position=serving.end, asked="a stop")
+                # Everything up to the end was published as it was committed; nothing is
+                # derived for a graph that is only saved (no message may be sent now).
+                self._models.restore()
+                self._models.catch_up(derive_after=True)
         if self._image is not None:
             self._image.close()
             self._image = None
@@ -573,6 +700,8 @@ class GraphWriterActor(pykka.ThreadingActor):
             case _IdleCheck():
                 # Handled here, not before: commands queued behind it still commit after it.
                 self._on_idle_check()
+            case _CompactionDone():
+                self._compaction = None  # the graph is restored: its checkpoint is a bonus
             case _WarmSearch():
                 self._warm_search_step()
             case _:
@@ -912,7 +1041,8 @@ class GraphWriterActor(pykka.ThreadingActor):
         self._subscribers.publish(envelopes, local=local)
 
     def _fail_pending(self, error: BaseException) -> None:
-        batch, self._pending = self._pending, []
+        batch, self._pending = self._image_batch + self._pending, []
+        self._image_batch = []
         for item in batch:
             item.reply.fail(error)
 

@@ -131,6 +131,7 @@ def start_actors(
                 search_handover=search_handover,
                 images=graph_images and settings.graph_image,
                 image_idle=settings.graph_image_idle or None,
+                image_compact_at=settings.graph_image_compact,
             )
 
         writer = start("graph_writer", graph_writer).get(timeout=STOP_TIMEOUT * 6)

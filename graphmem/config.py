@@ -346,6 +346,10 @@ class Settings:
     # of the graph's memory back; 0 (the default): it keeps the graph until it stops (the
     # next write would restore it, ~1.5 s at 300,000 entities, for ~13 % of the process).
     graph_image_idle: int = 0
+    # Entities and relations written over the graph's image (changed, created, deleted)
+    # before a child process compacts them into a new image, at least (a quarter of the
+    # image's entities on larger graphs): what the writer's heap holds of the graph at most.
+    graph_image_compact: int = 8_192
     http: HttpSettings = field(default_factory=HttpSettings)
     graph: GraphSettings = field(default_factory=GraphSettings)
     # Longest JSON-RPC line read on stdio; a longer one is refused with an error.
@@ -427,6 +431,7 @@ class Settings:
             lazy_sdk=_flag(env, "GRAPHMEM_LAZY_SDK", default=True),
             graph_image=_flag(env, "GRAPHMEM_GRAPH_IMAGE", default=True),
             graph_image_idle=_non_negative(env, "GRAPHMEM_GRAPH_IMAGE_IDLE", 0),
+            graph_image_compact=_positive(env, "GRAPHMEM_GRAPH_IMAGE_COMPACT", 8_192),
             http=HttpSettings.from_env(env),
             graph=GraphSettings.from_env(env),
             max_line_bytes=_positive(env, "GRAPHMEM_MAX_LINE_BYTES", MAX_LINE_BYTES),

@@ -554,6 +554,13 @@ class GraphImage:
         offsets = self._name_offsets
         return _text(self._names[offsets[i] : offsets[i + 1]])
 
+    def names_at(self, indexes: Sequence[int]) -> list[str]:
+        """The names at these listing indexes (most of them: every name decoded at once)."""
+        if len(indexes) * _DENSE > self.n:
+            names = self._every_name()
+            return list(map(names.__getitem__, indexes))
+        return list(map(self.name, indexes))
+
     def _every_name(self) -> list[str]:
         """Every name in listing order, decoded once for the read that asks (a whole-graph
         answer reads each name up to three times: its entity, its relations' ends)."""
@@ -563,6 +570,40 @@ class GraphImage:
                 map(_text, map(self._names.__getitem__, map(slice, offsets[:-1], offsets[1:])))
             )
         return self._name_list
+
+    def view(self, i: int) -> EntityView:
+        """The entity at listing index `i`."""
+        return self._view(i)
+
+    def name_order(self) -> memoryview:
+        """The listing indexes in name order."""
+        return self._by_name
+
+    def incident(self, i: int) -> memoryview:
+        """The indexes of the relations with the entity at listing index `i` as an endpoint,
+        ascending (listing order)."""
+        offsets = self._incident_offsets
+        return self._incident[offsets[i] : offsets[i + 1]]
+
+    def relation_index(self, from_entity: str, to_entity: str, relation_type: str) -> int | None:
+        """The index of the relation with this key, else None."""
+        i, j = self.index_of(from_entity), self.index_of(to_entity)
+        if i is None or j is None:
+            return None
+        rel_from, rel_to, rel_type, types = (
+            self._rel_from,
+            self._rel_to,
+            self._rel_type,
+            self._types,
+        )
+        for r in self.incident(i):
+            if rel_from[r] == i and rel_to[r] == j and types[rel_type[r]] == relation_type:
+                return r
+        return None
+
+    def relation_key(self, r: int) -> tuple[str, str, str]:
+        """The key of the relation at index `r`."""
+        return self._key(r)
 
     def _view(self, i: int) -> EntityView:
         offsets = self._record_offsets
@@ -714,8 +755,4 @@ class ImageSearch:
     def search(self, graph: object, query: str) -> list[str]:
         """Names of the alive entities whose name, type or an observation holds `query`."""
         image = self._image
-        found = image.matching(query)
-        if len(found) * _DENSE > image.n:  # most of them: every name decoded at once
-            names = image._every_name()
-            return list(map(names.__getitem__, found))
-        return list(map(image.name, found))
+        return image.names_at(image.matching(query))
