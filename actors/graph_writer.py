@@ -143,6 +143,7 @@ class _IdleCheck:
 class _CompactionDone:
     """Sent by the compaction child's waiter (actors.image_compaction) once it has ended."""
 
+    compaction: Compaction
     compacted: Compacted
 
 
@@ -233,7 +234,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         serves from the image again, its graph's memory handed back (None: never).
         `image_compact_at`: the official writes are decided over the image (actors.
         image_serving), and compacted into a new image by a child process once this many
-        entities and relations were written over it (or a quarter of the image's entities)."""
+        entities and relations were written over it (or an eighth of the image's entities)."""
         super().__init__()
         self._ready = ready
         self._stopping = stopping
@@ -429,7 +430,9 @@ class GraphWriterActor(pykka.ThreadingActor):
                     return False
                 _settle(reply, lambda: query(schemas))
                 return True
-            case _CompactionDone(compacted=compacted):
+            case _CompactionDone(compaction=compaction, compacted=compacted):
+                if compaction is not self._compaction:
+                    return True  # waited for and handled already (_compact_if_due)
                 return self._compacted(serving, compacted)
             case _IdleCheck():
                 assert self._idle is not None
@@ -487,8 +490,17 @@ class GraphWriterActor(pykka.ThreadingActor):
 
     def _compact_if_due(self, serving: ImageServing) -> None:
         """Start compacting the overlay in a child process when it holds enough; past the
-        largest graph an image is made for, restore the graph instead."""
-        if self._compaction is not None or not serving.compaction_due(self._compact_at):
+        largest graph an image is made for, restore the graph instead. Writes faster than
+        compactions (a fill through MCP) wait for the running one once the overlay holds
+        twice what starts one: the heap holds a bounded overlay, whatever the write rate."""
+        running = self._compaction
+        if running is not None:
+            if serving.compaction_due(2 * self._compact_at) and not self._compacted(
+                serving, running.wait()
+            ):
+                self._load_instead_of_image("an overlay its compaction could not fold")
+            return
+        if not serving.compaction_due(self._compact_at):
             return
         if serving.overlay.entity_count() > IMAGE_MAX_ENTITIES or not isinstance(
             self._log, LmdbEventLog
@@ -499,7 +511,7 @@ class GraphWriterActor(pykka.ThreadingActor):
 
         def done(compacted: Compacted) -> None:
             with contextlib.suppress(pykka.ActorDeadError):  # stopped meanwhile
-                ref.tell(_CompactionDone(compacted))
+                ref.tell(_CompactionDone(compaction, compacted))
 
         log.info(
             "graph_image_compaction_started",
@@ -509,7 +521,11 @@ class GraphWriterActor(pykka.ThreadingActor):
         )
         every, kept = self._checkpoints.every, self._checkpoints.kept
         assert every is not None, "images are written with checkpoints only"
-        self._compaction = Compaction(self._log, done, every=every, kept=kept)
+        try:
+            compaction = self._compaction = Compaction(self._log, done, every=every, kept=kept)
+        except OSError as error:  # no child can be started: the graph is restored instead
+            log.warning("graph_image_compaction_failed", reason=repr(error))
+            self._load_instead_of_image("an overlay that cannot be compacted")
 
     def _compacted(self, serving: ImageServing, compacted: Compacted) -> bool:
         """Serve from the compacted image (with an overlay of what was written since); False
@@ -597,13 +613,18 @@ class GraphWriterActor(pykka.ThreadingActor):
     def on_stop(self) -> None:
         if self._idle is not None:
             self._idle.close()
-        if self._compaction is not None:
-            left = self._stopping.remaining() if self._stopping is not None else 5.0
-            self._compaction.stop(min(left, 5.0))
-            self._compaction = None
         if self._image is not None:
             with contextlib.suppress(Exception):  # failed replies say why
                 self._flush_image_batch()
+        running, self._compaction = self._compaction, None
+        if running is not None:
+            # Its end awaited within the stop's deadline (killed past it: LMDB aborts its
+            # transaction; its image is a rename, whole or absent); served from if it ended.
+            running.stop(self._stopping.remaining() if self._stopping is not None else 60.0)
+            serving = self._image
+            if serving is not None and running.result is not None:
+                with contextlib.suppress(Exception):
+                    self._compacted(serving, running.result)
         serving = self._image
         if serving is not None and serving.overlay.changed and self._fault is None:
             # What was written over the image: restored and checkpointed with its image, so
@@ -700,8 +721,9 @@ class GraphWriterActor(pykka.ThreadingActor):
             case _IdleCheck():
                 # Handled here, not before: commands queued behind it still commit after it.
                 self._on_idle_check()
-            case _CompactionDone():
-                self._compaction = None  # the graph is restored: its checkpoint is a bonus
+            case _CompactionDone(compaction=compaction):
+                if compaction is self._compaction:
+                    self._compaction = None  # the graph is restored: its checkpoint is a bonus
             case _WarmSearch():
                 self._warm_search_step()
             case _:

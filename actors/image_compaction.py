@@ -110,6 +110,7 @@ class Compaction:
         )
         self._timeout = timeout
         self._done = done
+        self.result: Compacted | None = None  # set once the child has ended
         self._waiter = threading.Thread(target=self._wait, name="image-compaction", daemon=True)
         self._waiter.start()
 
@@ -121,7 +122,13 @@ class Compaction:
             self._process.kill()
             self._process.wait()
             status, reason = -1, "timed out"
-        self._done(Compacted(status == _EXIT_OK, time.perf_counter() - self._started, reason))
+        self.result = Compacted(status == _EXIT_OK, time.perf_counter() - self._started, reason)
+        self._done(self.result)
+
+    def wait(self) -> Compacted:
+        """Wait for the child's end (bounded by its timeout) and say how it ended."""
+        self._waiter.join(self._timeout + 5.0)
+        return self.result or Compacted(False, time.perf_counter() - self._started, "timed out")
 
     def stop(self, timeout: float) -> None:
         """Wait for the child at most `timeout` seconds (a stop's), then kill it: what it

@@ -356,6 +356,12 @@ class LmdbEventLog:
         LogTransaction.append_remote)."""
         return self.transact(lambda txn: txn.append_remote(envelopes))
 
+    def release_pages(self) -> int:
+        """Hand back the log's mapped pages this process has read (they stay in the page
+        cache): after reading many records once, e.g. a tail folded anew; returns the bytes
+        of mapping advised."""
+        return self._require_open().release_pages()
+
     def sync(self) -> None:
         self._require_open().sync()
 

@@ -347,7 +347,7 @@ class Settings:
     # next write would restore it, ~1.5 s at 300,000 entities, for ~13 % of the process).
     graph_image_idle: int = 0
     # Entities and relations written over the graph's image (changed, created, deleted)
-    # before a child process compacts them into a new image, at least (a quarter of the
+    # before a child process compacts them into a new image, at least (an eighth of the
     # image's entities on larger graphs): what the writer's heap holds of the graph at most.
     graph_image_compact: int = 8_192
     http: HttpSettings = field(default_factory=HttpSettings)

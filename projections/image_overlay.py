@@ -237,7 +237,7 @@ class ImageOverlay:
             self._edges.setdefault(key[1], []).append(key)
 
     def _unrelate(self, key: Key) -> None:
-        if self._relations.get(key) is not None:
+        if self._relations.pop(key, None) is not None:
             return
         r = self.image.relation_index(*key)
         if r is not None:

@@ -93,7 +93,7 @@ def test_writes_over_the_image_answer_as_a_restored_graph_and_compact_in_a_child
     tmp_path: Path,
 ) -> None:
     over, log = _session(tmp_path / "a", FILL, THEN, GRAPHMEM_GRAPH_IMAGE_COMPACT=COMPACT_AT)
-    plain, plain_log = _session(tmp_path / "b", FILL, THEN, GRAPHMEM_GRAPH_IMAGE="0")
+    plain, _ = _session(tmp_path / "b", FILL, THEN, GRAPHMEM_GRAPH_IMAGE="0")
     assert over == plain
     assert len(over) == 1 + len(FILL) + len(THEN)
     assert over[9]["result"].get("isError") and over[10]["result"].get("isError")
