@@ -88,8 +88,9 @@ def test_a_server_serving_from_the_image_holds_its_heap_until_it_restores_the_gr
     events = [str(entry.get("event")) for entry in log]
     assert "graph_image_served" in events
     assert "heap_settled" not in events  # nothing loaded: nothing to settle
+    # Not one of the official writes, which go over the image: this one restores the graph.
     write = _call(
-        2, "create_entities", {"entities": [{"name": "n", "entityType": "t", "observations": []}]}
+        2, "update_entities", {"entities": [{"name": "item-00001", "newEntityType": "t"}]}
     )
     _, log = _session(data_dir, [*reads, write])
     events = [str(entry.get("event")) for entry in log]

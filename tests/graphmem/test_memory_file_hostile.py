@@ -151,7 +151,9 @@ def test_reading_never_raises_and_every_line_is_a_record_or_a_problem(
     accounted = {p.line for p in parsed.problems}
     accounted |= {e.line for e in parsed.entities} | {r.line for r in parsed.relations}
     for number, line in enumerate(raw, start=1):
-        assert not line.strip() or number in accounted, (number, line[:80])
+        # A byte order mark opening the file marks its encoding only.
+        content = line.removeprefix(b"\xef\xbb\xbf") if number == 1 else line
+        assert not content.strip() or number in accounted, (number, line[:80])
     for problem in parsed.problems:
         assert "\n" not in str(problem) and len(str(problem)) < 500
 
