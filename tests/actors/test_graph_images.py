@@ -13,8 +13,9 @@ from structlog.testing import capture_logs
 
 from actors import graph_images
 from actors.checkpointer import Checkpointer
-from actors.command_inputs import EntityInput
-from actors.commands import CreateEntities
+from actors.command_inputs import EntityInput, RelationInput
+from actors.commands import CreateEntities, CreateRelations
+from actors.errors import EntityNotFoundError
 from actors.graph_images import ImageInBackground, open_usable_image, write_graph_image
 from eventstore.events import EntityCreated, SchemaRegistered
 from eventstore.lmdb_log import LmdbEventLog
@@ -152,3 +153,58 @@ def test_a_writer_leaving_its_image_publishes_each_event_once(tmp_path: Path) ->
     positions = [position for position, _ in seen]
     assert positions == sorted(set(positions))  # none twice
     assert all(local for _, local in seen)  # this process's commits only
+
+
+def _person(name: str) -> EntityInput:
+    return EntityInput(name=name, entity_type="person", observations=[f"about {name}"])
+
+
+def test_writes_go_over_the_image_until_another_process_writes_then_are_decided_restored(
+    tmp_path: Path,
+) -> None:
+    """The official writes are decided over the image (actors.image_serving) without
+    restoring the graph; once another process appends to the graph, the next batch is decided
+    against the restored graph, which holds that process's write."""
+    write_people(tmp_path, 5)
+    with LmdbEventLog.open(tmp_path) as event_log:
+        graph = _folded(event_log)
+        Checkpointer(event_log, every=1).save([graph, SchemaProjection()], [])
+        assert write_graph_image(event_log, graph, graph.entity_count())
+    settings = settings_for(tmp_path)
+    with capture_logs() as logs, running(settings, graph_images=True) as app:
+        created = app.graph.execute_blocking(CreateEntities(entities=[_person("a")]))
+        assert [e.name for e in created.created] == ["a"]
+        assert not [e for e in logs if e["event"] == "graph_image_left"]
+        with LmdbEventLog.open(tmp_path, node_id="another-process") as other:
+            other.append([EntityCreated(name="b", entity_type="person")])
+        result = app.graph.execute_blocking(
+            CreateEntities(entities=[_person("b"), _person("c"), _person("a")])
+        )
+        assert result.skipped == ["b", "a"]
+        assert [e.name for e in result.created] == ["c"]
+        names = app.graph.query_blocking(lambda g: [e.name for e in g.entities()])
+        assert names == [*(f"person{i}" for i in range(5)), "a", "b", "c"]
+    left = [e.get("asked") for e in logs if e["event"] == "graph_image_left"]
+    assert left == ["CreateEntities"]
+
+
+def test_a_refused_write_over_the_image_appends_nothing(tmp_path: Path) -> None:
+    write_people(tmp_path, 3)
+    with LmdbEventLog.open(tmp_path) as event_log:
+        graph = _folded(event_log)
+        Checkpointer(event_log, every=1).save([graph, SchemaProjection()], [])
+        assert write_graph_image(event_log, graph, graph.entity_count())
+        end = event_log.last_position()
+    with capture_logs() as logs, running(settings_for(tmp_path), graph_images=True) as app:
+        schemas_end = app.graph.query_schemas_blocking(lambda schemas: schemas.position)
+        with pytest.raises(EntityNotFoundError):
+            app.graph.execute_blocking(
+                CreateRelations(
+                    relations=[
+                        RelationInput(from_entity="person0", to_entity="nobody", relation_type="r")
+                    ]
+                )
+            )
+        with LmdbEventLog.open(tmp_path) as event_log:
+            assert event_log.last_position() == max(end, schemas_end)
+    assert not [e for e in logs if e["event"] == "graph_image_left" and e["asked"] != "a stop"]
