@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from eventstore.events import (
     EntityCreated,
@@ -52,6 +53,7 @@ from projections.views import EntityView
 __all__ = ["ImageOverlay", "OverlayReads", "RelationKeyView"]
 
 Key = tuple[str, str, str]
+T = TypeVar("T")
 
 
 class RelationKeyView(NamedTuple):
@@ -286,12 +288,22 @@ class ImageOverlay:
         return itertools.chain(views, self._added_views())
 
     def _current(self, views: Iterator[EntityView]) -> Iterator[EntityView]:
+        """The image's views as they stand now: the runs between the entities gone or
+        changed passed through whole (a broad answer reads 50,000 of them), those replaced
+        or skipped."""
         gone, changed = self._gone, self._changed
-        for i, view in enumerate(views):
-            if i in gone:
-                continue
-            observations = changed.get(i)
-            yield view if observations is None else self._changed_view(view, observations)
+
+        def runs() -> Iterator[Iterable[EntityView]]:
+            at = 0
+            for i in sorted(gone | changed.keys()):
+                yield itertools.islice(views, i - at)  # consumed before the next step
+                view = next(views)
+                if i not in gone:
+                    yield (self._changed_view(view, changed[i]),)
+                at = i + 1
+            yield views
+
+        return itertools.chain.from_iterable(runs())
 
     @staticmethod
     def _changed_view(view: EntityView, observations: list[str]) -> EntityView:
@@ -354,8 +366,7 @@ class ImageOverlay:
         """The visible relations' keys in listing order: the image's, then those since."""
         keys: Iterator[Key] = self.image.relation_keys_read()
         if self._gone_relations:
-            gone = self._gone_relations
-            keys = itertools.compress(keys, (r not in gone for r in range(self.image.m)))
+            keys = _skipping(keys, sorted(self._gone_relations))
         return itertools.chain(keys, list(self._relations))
 
     def relation_keys(self) -> list[Key]:
@@ -388,17 +399,27 @@ class ImageOverlay:
         image = self.image
         found: Sequence[int] = image.matching(query)
         if self._gone or self._changed:
-            gone, changed = self._gone, self._changed
-            found = [i for i in found if i not in gone and i not in changed]
-            if changed:
-                needle = query.lower()
-                hits = [i for i in changed if needle in self._changed_text(i)]
-                if hits:
-                    found = list(heapq.merge(found, sorted(hits)))
+            found = self._matching_now(found, query.lower())
         names = image.names_at(found)
         if self._added:
             names.extend(self._search.search(self._source, query))
         return names
+
+    def _matching_now(self, found: Sequence[int], needle: str) -> Sequence[int]:
+        """The image's matches `found` (ascending) as the entities stand now: the gone ones
+        and the changed ones that no longer match left out, the changed ones that match now
+        put in. Only those few are looked at; a broad query's 50,000 pass through whole."""
+        hits = {i for i in self._changed if needle in self._changed_text(i)}
+        drop = {*self._gone, *(i for i in self._changed if i not in hits)}
+        present = {i for i in (*drop, *hits) if _holds(found, i)}
+        drop &= present
+        hits -= present
+        if not drop and not hits:
+            return found
+        kept = (
+            _skipping(iter(found), sorted(bisect_left(found, i) for i in drop)) if drop else found
+        )
+        return list(heapq.merge(kept, sorted(hits))) if hits else list(kept)
 
     def _changed_text(self, i: int) -> str:
         text = self._changed_texts.get(i)
@@ -417,3 +438,23 @@ class OverlayReads:
         self.graph = overlay
         self.search = overlay
         self.position = overlay.position
+
+
+def _holds(ascending: Sequence[int], value: int) -> bool:
+    at = bisect_left(ascending, value)
+    return at < len(ascending) and ascending[at] == value
+
+
+def _skipping(items: Iterator[T], skipped: Sequence[int]) -> Iterator[T]:
+    """`items` without those at the (ascending) positions `skipped`: the runs between them
+    passed through whole."""
+
+    def runs() -> Iterator[Iterable[T]]:
+        at = 0
+        for position in skipped:
+            yield itertools.islice(items, position - at)  # consumed before the next step
+            next(items, None)
+            at = position + 1
+        yield items
+
+    return itertools.chain.from_iterable(runs())

@@ -54,7 +54,15 @@ TYPES = st.sampled_from(["Person", "tool", "日"])
 KINDS = st.sampled_from(["knows", "Owns", "ß"])
 
 
-def _commands(names: list[str], keys: list[tuple[str, str, str]]) -> st.SearchStrategy[Command]:
+def _contents(graph: GraphProjection) -> st.SearchStrategy[str]:
+    """Observation contents: random, or ones the graph holds (random ones seldom delete any)."""
+    held = sorted({o for e in graph.entities() for o in e.observations})
+    return TEXTS | st.sampled_from(held) if held else TEXTS
+
+
+def _commands(
+    names: list[str], keys: list[tuple[str, str, str]], contents: st.SearchStrategy[str] = TEXTS
+) -> st.SearchStrategy[Command]:
     name = st.sampled_from(names) | NAMES
     relation = st.builds(RelationInput, from_entity=name, to_entity=name, relation_type=KINDS)
     if keys:  # the image's relations too, which random triples seldom hit
@@ -86,7 +94,7 @@ def _commands(names: list[str], keys: list[tuple[str, str, str]]) -> st.SearchSt
             DeleteObservations,
             deletions=st.lists(
                 st.builds(
-                    ObservationDeletion, entity_name=name, observations=st.lists(TEXTS, **few)
+                    ObservationDeletion, entity_name=name, observations=st.lists(contents, **few)
                 ),
                 **few,
             ),
@@ -116,7 +124,9 @@ def _newest(graph: GraphProjection) -> int:
     return graph.position + 10**6  # past any hlc of the random logs (small integers)
 
 
-def _events(names: list[str], keys: list[tuple[str, str, str]]) -> st.SearchStrategy[AnyEvent]:
+def _events(
+    names: list[str], keys: list[tuple[str, str, str]], contents: st.SearchStrategy[str] = TEXTS
+) -> st.SearchStrategy[AnyEvent]:
     name = st.sampled_from(names) | st.sampled_from(POOL) | NAMES
     relation = st.tuples(name, name, KINDS)
     if keys:
@@ -125,7 +135,7 @@ def _events(names: list[str], keys: list[tuple[str, str, str]]) -> st.SearchStra
         st.builds(EntityCreated, name=name, entity_type=TYPES),
         st.builds(ObservationAdded, entity=name, content=TEXTS),
         st.builds(ObservationAdded, entity=name, content=TEXTS),
-        st.builds(ObservationDeleted, entity=name, content=TEXTS),
+        st.builds(ObservationDeleted, entity=name, content=contents),
         st.builds(EntityDeleted, name=name),
         relation.map(lambda key: RelationCreated(*key)),
         relation.map(lambda key: RelationCreated(*key)),
@@ -173,10 +183,18 @@ def _decided(graph: Any, command: Command) -> Any:
     return decision.events, decision.result
 
 
-def _same_answers(graph: GraphProjection, overlay: ImageOverlay, data: st.DataObject) -> None:
+def _texts(graph: GraphProjection) -> list[str]:
+    return ["\x00".join((e.name, e.entity_type, *e.observations)) for e in graph.entities()]
+
+
+def _same_answers(
+    graph: GraphProjection, overlay: ImageOverlay, data: st.DataObject, imaged: list[str]
+) -> None:
+    """Every official read alike; the queries drawn from the texts as they are now and as
+    the image has them (a changed entity that no longer matches must not be found)."""
     index = SearchProjection()
     index.note_names(graph.entity_names())
-    texts = ["\x00".join((e.name, e.entity_type, *e.observations)) for e in graph.entities()]
+    texts = _texts(graph) + imaged
     queries = ["", "a", "A", "日本", "zzz-not-there"]
     queries += data.draw(st.lists(st.text(QUERY_CHARS.replace("\x01", ""), max_size=3), max_size=3))
     for text in data.draw(st.lists(st.sampled_from(texts), max_size=3)) if texts else []:
@@ -212,9 +230,12 @@ def test_writes_over_an_image_decide_and_answer_what_the_fold_does(
     _populated(graph, data)
     names = sorted({e.name for e in graph.entities()} | set(POOL))
     keys = graph.relation_keys()
-    commands = data.draw(st.lists(_commands(names, keys), min_size=1, max_size=12))
+    commands = data.draw(
+        st.lists(_commands(names, keys, _contents(graph)), min_size=1, max_size=12)
+    )
     compact_after = data.draw(st.integers(0, len(commands)))
     with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
+        imaged_texts = _texts(graph)
         imaged = _image(graph, first)
         overlay = ImageOverlay(imaged)
         appended = _Log(graph, hlc=_newest(graph))
@@ -231,10 +252,10 @@ def test_writes_over_an_image_decide_and_answer_what_the_fold_does(
             graph.apply_all(envelopes)
             assert overlay.apply(envelopes)
             assert overlay.position == graph.position
-            _same_answers(graph, overlay, data)
+            _same_answers(graph, overlay, data, imaged_texts)
         refolded = ImageOverlay(imaged)
         assert refolded.apply(appended.appended)
-        _same_answers(graph, refolded, data)
+        _same_answers(graph, refolded, data, imaged_texts)
         assert compacted == appended.appended[: len(compacted)]
         imaged.close()
         overlay.image.close()
@@ -253,14 +274,15 @@ def test_the_official_events_folded_over_an_image_in_stamp_order_read_as_the_fol
     _populated(graph, data)
     names = sorted({e.name for e in graph.entities()} | set(POOL))
     keys = graph.relation_keys()
-    later = data.draw(st.lists(_events(names, keys), max_size=30))
+    later = data.draw(st.lists(_events(names, keys, _contents(graph)), max_size=30))
     appended = _Log(graph, hlc=_newest(graph))
     envelopes = appended.append(later)
     with tempfile.TemporaryDirectory() as directory:
         overlay = ImageOverlay(_image(graph, directory))
+        imaged_texts = _texts(graph)
         graph.apply_all(envelopes)
         assert overlay.apply(envelopes)
-        _same_answers(graph, overlay, data)
+        _same_answers(graph, overlay, data, imaged_texts)
         for name in data.draw(st.lists(st.sampled_from([*graph.entity_names(), "x"]), max_size=4)):
             assert overlay.has_entity(name) == graph.has_entity(name)
             assert overlay.observations(name) == graph.observations(name)
@@ -288,4 +310,35 @@ def test_an_event_it_cannot_fold_is_refused_and_a_neutral_one_passes() -> None:
             position=2, origin="w", origin_seq=2, hlc=2, tx=2, event=EntityUpdated(name="a")
         )
         assert not overlay.apply([update])
+        overlay.image.close()
+
+
+def test_an_entity_of_the_image_whose_observations_changed_is_searched_as_it_is_now() -> None:
+    graph = GraphProjection()
+    log = _Log(graph, hlc=1)
+    graph.apply_all(
+        log.append(
+            [
+                EntityCreated(name="a", entity_type="drink"),
+                ObservationAdded(entity="a", content="coffee"),
+                ObservationAdded(entity="a", content="tea"),
+                EntityCreated(name="b", entity_type="drink"),
+                EntityCreated(name="c", entity_type="drink"),
+                ObservationAdded(entity="c", content="coffee"),
+            ]
+        )
+    )
+    with tempfile.TemporaryDirectory() as directory:
+        overlay = ImageOverlay(_image(graph, directory))
+        later = log.append(
+            [
+                ObservationDeleted(entity="a", content="coffee"),
+                ObservationAdded(entity="b", content="more coffee"),
+                EntityDeleted(name="c"),
+            ]
+        )
+        assert overlay.apply(later)
+        assert overlay.search(None, "coffee") == ["b"]
+        assert overlay.search(None, "tea") == ["a"]
+        assert overlay.search(None, "DRINK") == ["a", "b"]
         overlay.image.close()
