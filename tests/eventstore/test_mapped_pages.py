@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from eventstore import lmdb_env
-from eventstore.events import ObservationAdded
+from eventstore.events import EntityCreated, ObservationAdded
 from eventstore.lmdb_log import LmdbEventLog
 from eventstore.log import Checkpoint
 from eventstore.mapped_pages import release_mapped_pages
@@ -62,6 +62,22 @@ def test_the_log_releases_its_pages_on_its_own_once_it_has_grown(
 
         assert len(released) >= 2 and all(size > 0 for size in released)
         assert sum(1 for _ in log.read_from(1)) == 10_000
+
+
+def test_the_log_releases_its_pages_every_so_many_commits_whatever_grew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small writes into pages freed before (old checkpoints deleted) grow neither the file
+    nor much of the log, yet touch pages: they are handed back every so many commits."""
+    monkeypatch.setattr(lmdb_env, "_RELEASE_EVERY_BYTES", 1 << 30)  # growth never counts
+    monkeypatch.setattr(lmdb_env, "_RELEASE_CHECK_COMMITS", 1)
+    monkeypatch.setattr(lmdb_env, "_RELEASE_EVERY_COMMITS", 10)
+    released: list[str] = []
+    monkeypatch.setattr(lmdb_env, "release_mapped_pages", lambda path: released.append(path) or 0)
+    with LmdbEventLog.open(tmp_path) as log:
+        for i in range(25):
+            log.append([EntityCreated(name=f"e{i}", entity_type="t")])
+        assert len(released) == 2  # after the 10th and the 20th commit
 
 
 def test_a_path_that_is_not_mapped_releases_nothing(tmp_path: Path) -> None:
