@@ -179,6 +179,8 @@ class ImageServing:
                 envelopes = txn.append(decision.events, cause) if decision.events else []
                 if not overlay.apply(envelopes):  # OVER_IMAGE decisions make none such
                     raise AssertionError(f"{type(command).__name__} made an event not folded")
+                if schemas is not None:  # a later registration of the batch reads this one
+                    schemas.apply_all(envelopes)
                 outcomes.append((decision.result, envelopes))
             return outcomes
 
@@ -186,20 +188,24 @@ class ImageServing:
         try:
             outcomes = self._log.transact(append)
         except (_Moved, _Retried):
-            self._refold()
+            self._uncommitted()
             return None
         except BaseException:
-            self._refold()
+            self._uncommitted()
             raise
         finally:
             # The pages the decisions read stay cached by the kernel, not in this process.
             self.image.release()
         appended = [e for o in outcomes if not isinstance(o, BaseException) for e in o[1]]
-        if schemas is not None:
-            schemas.apply_all(appended)
         if appended:
             self.end = appended[-1].position
         return outcomes
+
+    def _uncommitted(self) -> None:
+        """What a transaction that did not commit left folded is dropped: the overlay refolded
+        from the log, the schemas restored again when next asked."""
+        self._schemas = None
+        self._refold()
 
     def _refold(self) -> None:
         """The overlay anew from the committed log (what a failed transaction left in it
