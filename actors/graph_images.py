@@ -86,23 +86,7 @@ def write_graph_image(event_log: EventLog, graph: ImageSource, entity_count: int
         with contextlib.suppress(OSError):
             (Path(lmdb_log.path) / IMAGE_FILE).unlink()
         return False
-    started = time.perf_counter()
-    try:
-        log_id, end, tip = lmdb_log.checkpoints.anchor()
-        if end != graph.position or tip is None:
-            return False  # the log moved on meanwhile: the next checkpoint writes one
-        data = encode_image(graph, log_id=log_id, tip=tip)
-        write_image_file(lmdb_log.path, data)
-    except Exception as error:  # an image only saves memory and time: never stop for one
-        log.warning("graph_image_not_written", reason=repr(error))
-        return False
-    log.info(
-        "graph_image_written",
-        position=graph.position,
-        bytes=len(data),
-        seconds=round(time.perf_counter() - started, 3),
-    )
-    return True
+    return _written(lmdb_log, graph, at_end=True)
 
 
 def write_graph_image_at(event_log: EventLog, graph: ImageSource, entity_count: int) -> bool:
@@ -112,11 +96,18 @@ def write_graph_image_at(event_log: EventLog, graph: ImageSource, entity_count: 
     lmdb_log = _lmdb(event_log)
     if lmdb_log is None or entity_count > IMAGE_MAX_ENTITIES:
         return False
+    return _written(lmdb_log, graph, at_end=False)
+
+
+def _written(lmdb_log: LmdbEventLog, graph: ImageSource, *, at_end: bool) -> bool:
+    """Encode and write the image of `graph`, stamped with the log's record at its position
+    (`at_end`: only if that is still the log's end); False when none was written."""
     started = time.perf_counter()
     try:
-        log_id, _, tip = lmdb_log.checkpoints.anchor(graph.position)
-        if tip is None:
-            return False  # no record there: an empty log's graph has nothing to image
+        log_id, end, tip = lmdb_log.checkpoints.anchor(None if at_end else graph.position)
+        if tip is None or (at_end and end != graph.position):
+            # Moved on meanwhile (the next checkpoint writes one), or no record there.
+            return False
         data = encode_image(graph, log_id=log_id, tip=tip)
         write_image_file(lmdb_log.path, data)
     except Exception as error:  # an image only saves memory and time: never stop for one

@@ -465,8 +465,11 @@ class GraphWriterActor(pykka.ThreadingActor):
                 item.reply.fail(fault)
             raise  # on_receive enters the fault state
         except Exception as error:
-            # A refused commit (disk full, read-only) stores nothing of the batch.
-            log.error("log_commit_failed", commands=len(batch), reason=repr(error))
+            # A refused commit (disk full, read-only) stores nothing of the batch, as in _flush.
+            if isinstance(error, StorageError):
+                log.error("log_commit_failed", commands=len(batch), reason=str(error))
+            else:
+                log.exception("log_commit_failed", commands=len(batch))
             for item in batch:
                 item.reply.fail(error)
             return
@@ -478,13 +481,7 @@ class GraphWriterActor(pykka.ThreadingActor):
         appended = [e for o in outcomes if not isinstance(o, BaseException) for e in o[1]]
         # As a commit does (_flush): subscribers first, then the callers.
         self._publish(appended, local=True)
-        for item, outcome in zip(batch, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                item.reply.fail(outcome)
-            else:
-                if item.tally is not None:
-                    item.tally.add(len(outcome[1]))
-                item.reply.ok(outcome[0])
+        _settle_batch(batch, outcomes)
         log.debug("events_appended", commands=len(batch), events=len(appended), over_image=True)
         self._compact_if_due(serving)
 
@@ -784,13 +781,7 @@ class GraphWriterActor(pykka.ThreadingActor):
             for outcome in outcomes:
                 if not isinstance(outcome, BaseException):
                     self._run_after_hooks(outcome)
-        for item, outcome in zip(batch, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                item.reply.fail(outcome)
-            else:
-                if item.tally is not None:
-                    item.tally.add(len(outcome[1]))
-                item.reply.ok(outcome[0])
+        _settle_batch(batch, outcomes)
         log.debug("events_appended", commands=len(batch), events=len(appended))
 
     def _apply_remote(self, envelopes: Sequence[Envelope], reply: Reply[RemoteAppend]) -> None:
@@ -1075,6 +1066,21 @@ class GraphWriterActor(pykka.ThreadingActor):
         )
         while not self.actor_inbox.empty():
             _fail(self.actor_inbox.get().message, dead)
+
+
+def _settle_batch(
+    batch: Sequence[Execute],
+    outcomes: Sequence[tuple[CommandResult, list[Envelope], *tuple[Any, ...]] | BaseException],
+) -> None:
+    """Answer each command of a committed batch: its result (its events counted), or why it
+    was refused."""
+    for item, outcome in zip(batch, outcomes, strict=True):
+        if isinstance(outcome, BaseException):
+            item.reply.fail(outcome)
+        else:
+            if item.tally is not None:
+                item.tally.add(len(outcome[1]))
+            item.reply.ok(outcome[0])
 
 
 def _settle(reply: Reply[Any], answer: Callable[[], Any]) -> None:

@@ -274,18 +274,12 @@ class ImageOverlay:
     def entity_count(self) -> int:
         return self.image.n - len(self._gone) + len(self._added)
 
-    def _added_views(self) -> Iterator[EntityView]:
-        return (
-            EntityView(name, entry.entity_type, list(entry.observations))
-            for name, entry in self._added.items()
-        )
-
     def entities(self) -> Iterator[EntityView]:
         """Alive entities in listing order: the image's, then those created since."""
         views: Iterator[EntityView] = self.image.entities()
         if self._gone or self._changed:
             views = self._current(views)
-        return itertools.chain(views, self._added_views())
+        return itertools.chain(views, map(self._added_view, list(self._added)))
 
     def _current(self, views: Iterator[EntityView]) -> Iterator[EntityView]:
         """The image's views as they stand now: the runs between the entities gone or
@@ -345,22 +339,14 @@ class ImageOverlay:
     def entities_page(self, offset: int, limit: int | None) -> list[EntityView]:
         """The alive entities in name order, skipping `offset`, then at most `limit`."""
         image = self.image
+        stop = None if limit is None else offset + limit
         if not self._gone and not self._added:
-            return [self._image_view_of(view) for view in image.entities_page(offset, limit)]
+            return [self._image_view(i) for i in image.name_order()[offset:stop]]
         gone = self._gone
         by_name = ((image.name(i), i) for i in image.name_order() if i not in gone)
         created = ((name, -1) for name in sorted(self._added))
-        stop = None if limit is None else offset + limit
         page = itertools.islice(heapq.merge(by_name, created), offset, stop)
         return [self._added_view(name) if i < 0 else self._image_view(i) for name, i in page]
-
-    def _image_view_of(self, view: EntityView) -> EntityView:
-        if not self._changed:
-            return view
-        i = self.image.index_of(view.name)
-        assert i is not None
-        observations = self._changed.get(i)
-        return view if observations is None else self._changed_view(view, observations)
 
     def relation_keys_read(self) -> Iterator[Key]:
         """The visible relations' keys in listing order: the image's, then those since."""
